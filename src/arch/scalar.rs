@@ -1,0 +1,34 @@
+//! The scalar reference kernels. Their results define the semantics that every other backend
+//! must reproduce exactly (values, counts, error kind and offset), and they are the fallback on
+//! targets with no SIMD backend.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::varint;
+
+/// Decodes the packed varints of `payload` into `out`, mapping each 64-bit value with
+/// `convert`, and returns how many were written.
+///
+/// Elements are taken in order. Before each one: if `out` is full, [`ErrorKind::OutputTooSmall`]
+/// at the element's offset; otherwise a malformed element gives its varint error at its offset.
+#[inline]
+pub fn decode_varints<T>(payload: &[u8], out: &mut [T], convert: impl Fn(u64) -> T) -> Result<usize> {
+    let mut pos = 0;
+    let mut n = 0;
+    while pos < payload.len() {
+        let Some(slot) = out.get_mut(n) else {
+            return Err(Error::new(ErrorKind::OutputTooSmall, pos));
+        };
+        let (value, len) = varint::decode_u64(&payload[pos..]).map_err(|e| e.shifted(pos))?;
+        *slot = convert(value);
+        n += 1;
+        pos += len;
+    }
+    Ok(n)
+}
+
+/// The number of varint terminators (bytes below 0x80) in `payload`: exactly the number of
+/// varints in a well-formed packed payload.
+#[inline]
+pub fn count_varints(payload: &[u8]) -> usize {
+    payload.iter().filter(|&&b| b < 0x80).count()
+}

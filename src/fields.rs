@@ -1,0 +1,226 @@
+//! Zero-copy iteration over the fields of a message, and structural validation.
+//!
+//! Nothing is copied: strings, bytes, nested messages, packed arrays and group contents come out
+//! as sub-slices of the input. Whether a length-delimited payload is a string, a nested message
+//! or a packed array is the schema's business, not the wire's, so it is left to the caller.
+//!
+//! ```
+//! use pbwire::fields::{fields, Value};
+//! // { order_id: 150, buyer: { user_id: 7, user_name: "a" }, sku_ids: [5, 6], paid: true }
+//! let msg = [0x08, 0x96, 0x01, 0x12, 0x05, 0x08, 0x07, 0x12, 0x01, 0x61, 0x1a, 0x02, 0x05, 0x06, 0x20, 0x01];
+//! let mut it = fields(&msg);
+//! let order_id = it.next().unwrap().unwrap();
+//! assert_eq!((order_id.number, order_id.value), (1, Value::Varint(150)));
+//! let buyer = it.next().unwrap().unwrap();
+//! assert_eq!(buyer.offset, 3);
+//! let Value::Len(buyer_bytes) = buyer.value else { panic!() };
+//! assert_eq!(fields(buyer_bytes).count(), 2);
+//! assert_eq!(it.count(), 2);
+//! ```
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::varint;
+use crate::wire::{self, WireType, DEFAULT_DEPTH_LIMIT};
+
+/// A field's value as the wire gives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Value<'a> {
+    /// Wire type 0: the 64-bit varint (narrow it with `as` for `int32`, `uint32`, `enum`; see
+    /// [`varint::zigzag_decode_64`] for `sint*`).
+    Varint(u64),
+    /// Wire type 1: eight bytes read little-endian (`fixed64`; `as i64`; `f64::from_bits`).
+    I64(u64),
+    /// Wire type 2: the payload, without its length prefix.
+    Len(&'a [u8]),
+    /// Wire type 3: the bytes between the start-group tag and its matching end-group tag,
+    /// already checked to be well-formed fields (iterate them with [`fields`]).
+    Group(&'a [u8]),
+    /// Wire type 5: four bytes read little-endian (`fixed32`; `as i32`; `f32::from_bits`).
+    I32(u32),
+}
+
+impl Value<'_> {
+    /// The wire type this value was encoded with.
+    pub const fn wire_type(&self) -> WireType {
+        match self {
+            Value::Varint(_) => WireType::Varint,
+            Value::I64(_) => WireType::I64,
+            Value::Len(_) => WireType::Len,
+            Value::Group(_) => WireType::StartGroup,
+            Value::I32(_) => WireType::I32,
+        }
+    }
+}
+
+/// One field of a message, with where it sits in the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Field<'a> {
+    /// The field number, 1..=2^29 - 1.
+    pub number: u32,
+    /// The byte offset of the field's tag.
+    pub offset: usize,
+    /// The byte offset of the value: after the tag, and for `Len` after the length prefix too
+    /// (so `Len` and `Group` payloads are `input[value_offset..][..payload.len()]`).
+    pub value_offset: usize,
+    /// One past the field's last byte (for groups, past the end-group tag).
+    pub end: usize,
+    /// The value.
+    pub value: Value<'a>,
+}
+
+/// An iterator over the fields of a message; see [`fields`].
+#[derive(Clone, Debug)]
+pub struct Fields<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    depth_limit: u8,
+    failed: bool,
+}
+
+/// Iterates over the top-level fields of `message`, in wire order.
+///
+/// Each item is a [`Field`] or the first error, after which the iterator ends. A group comes
+/// out whole, as one [`Value::Group`]; groups nest at most [`DEFAULT_DEPTH_LIMIT`] deep.
+#[inline]
+pub fn fields(message: &[u8]) -> Fields<'_> {
+    Fields::with_depth_limit(message, DEFAULT_DEPTH_LIMIT)
+}
+
+impl<'a> Fields<'a> {
+    /// Like [`fields`], with groups allowed to nest `depth_limit` deep (0: no groups at all).
+    /// When iterating the content of a group found at depth `d`, pass `limit - d` to keep one
+    /// limit across the levels.
+    #[inline]
+    pub const fn with_depth_limit(message: &'a [u8], depth_limit: u8) -> Self {
+        Fields { buf: message, pos: 0, depth_limit, failed: false }
+    }
+
+    /// The offset of the next field (after an error: of the element that failed).
+    #[inline]
+    pub const fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The bytes not yet iterated over.
+    #[inline]
+    pub fn remaining(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
+    }
+
+    #[inline]
+    fn read_field(&self) -> Result<Field<'a>> {
+        let buf = self.buf;
+        let offset = self.pos;
+        let (tag, tag_len) = wire::decode_tag(&buf[offset..]).map_err(|e| e.shifted(offset))?;
+        let value_offset = offset + tag_len;
+        let rest = &buf[value_offset..];
+        let at_value = |e: Error| e.shifted(value_offset);
+        let (value, value_offset, end) = match tag.wire_type() {
+            WireType::Varint => {
+                let (v, n) = varint::decode_u64(rest).map_err(at_value)?;
+                (Value::Varint(v), value_offset, value_offset + n)
+            }
+            WireType::I64 => {
+                let v = wire::decode_fixed64(rest).map_err(at_value)?;
+                (Value::I64(v), value_offset, value_offset + 8)
+            }
+            WireType::I32 => {
+                let v = wire::decode_fixed32(rest).map_err(at_value)?;
+                (Value::I32(v), value_offset, value_offset + 4)
+            }
+            WireType::Len => {
+                let (payload, n) = wire::decode_len(rest).map_err(at_value)?;
+                let end = value_offset + n;
+                (Value::Len(payload), end - payload.len(), end)
+            }
+            WireType::StartGroup => {
+                if self.depth_limit == 0 {
+                    return Err(Error::new(ErrorKind::DepthLimit, offset));
+                }
+                let group = wire::skip_group(tag.field(), rest, self.depth_limit).map_err(at_value)?;
+                (Value::Group(&rest[..group.content_len]), value_offset, value_offset + group.end)
+            }
+            WireType::EndGroup => return Err(Error::new(ErrorKind::GroupMismatch, offset)),
+        };
+        Ok(Field { number: tag.field(), offset, value_offset, end, value })
+    }
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = Result<Field<'a>>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.pos >= self.buf.len() {
+            return None;
+        }
+        match self.read_field() {
+            Ok(field) => {
+                self.pos = field.end;
+                Some(Ok(field))
+            }
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl core::iter::FusedIterator for Fields<'_> {}
+
+/// Checks that `message` is a well-formed sequence of fields: valid tags, complete values,
+/// lengths in bounds, groups closed by their own end tags within [`DEFAULT_DEPTH_LIMIT`].
+/// Length-delimited payloads are not looked into (only the schema knows which are messages).
+///
+/// ```
+/// assert!(pbwire::fields::validate(&[0x08, 0x96, 0x01]).is_ok());
+/// let err = pbwire::fields::validate(&[0x08, 0x96]).unwrap_err();
+/// assert_eq!((err.kind(), err.offset()), (pbwire::ErrorKind::Truncated, 1));
+/// ```
+pub fn validate(message: &[u8]) -> Result<()> {
+    validate_with_depth_limit(message, DEFAULT_DEPTH_LIMIT)
+}
+
+/// [`validate`] with another group depth limit.
+pub fn validate_with_depth_limit(message: &[u8], depth_limit: u8) -> Result<()> {
+    Fields::with_depth_limit(message, depth_limit).try_for_each(|field| field.map(|_| ()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_come_out_whole() {
+        // 1: group { 2: 1 }, 3: fixed32 7
+        let msg = [0x0b, 0x10, 0x01, 0x0c, 0x1d, 7, 0, 0, 0];
+        let all: std::vec::Vec<_> = fields(&msg).collect();
+        assert_eq!(
+            all,
+            [
+                Ok(Field {
+                    number: 1,
+                    offset: 0,
+                    value_offset: 1,
+                    end: 4,
+                    value: Value::Group(&[0x10, 0x01])
+                }),
+                Ok(Field { number: 3, offset: 4, value_offset: 5, end: 9, value: Value::I32(7) }),
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_carry_offsets_and_end_iteration() {
+        let mut it = fields(&[0x08, 0x01, 0x12, 0x05, 0x00]);
+        assert!(it.next().unwrap().is_ok());
+        assert_eq!(it.next(), Some(Err(Error::new(ErrorKind::Truncated, 3))));
+        assert_eq!(it.next(), None);
+        assert_eq!(validate(&[0x0c]), Err(Error::new(ErrorKind::GroupMismatch, 0)));
+        assert_eq!(validate(&[0x08, 0x01, 0x0b, 0x08, 0x01]), Err(Error::new(ErrorKind::Truncated, 5)));
+        assert_eq!(validate(&[0x0b, 0x14]), Err(Error::new(ErrorKind::GroupMismatch, 1)));
+        assert_eq!(validate_with_depth_limit(&[0x0b, 0x0c], 0), Err(Error::new(ErrorKind::DepthLimit, 0)));
+        assert_eq!(validate(&[0x08, 0x01, 0x0f]), Err(Error::new(ErrorKind::InvalidWireType, 2)));
+    }
+}

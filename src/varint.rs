@@ -1,0 +1,350 @@
+//! Single varints: decode, encode, length, zigzag.
+//!
+//! These are the `#[inline]` paths a message parser calls once per field, so they never go
+//! through runtime dispatch. Decoding reads the (up to) ten bytes of a varint as one 64-bit word
+//! plus two bytes and finds the terminator with a trailing-zero count, so the cost does not
+//! depend on a mispredicted branch per byte. Bulk decoding of packed arrays lives in
+//! [`crate::packed`].
+//!
+//! Semantics (shared by every backend): a varint is at most 10 bytes; a continuation bit on the
+//! 10th byte, or a 10th byte above 1, is [`ErrorKind::VarintOverflow`]; non-canonical padding
+//! (`80 00` is 0) is accepted; the narrower types take the low bits of the 64-bit value, exactly
+//! as Google's parsers do.
+//!
+//! ```
+//! use pbwire::varint;
+//! assert_eq!(varint::decode_u64(&[0x96, 0x01]), Ok((150, 2)));
+//! // int32 -1 is written as a ten-byte sign-extended varint.
+//! let minus_one = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+//! assert_eq!(varint::decode_i32(&minus_one), Ok((-1, 10)));
+//! let mut buf = [0u8; varint::MAX_LEN];
+//! let n = varint::encode_u64(300, &mut buf).unwrap();
+//! assert_eq!(&buf[..n], &[0xac, 0x02]);
+//! assert_eq!(varint::encoded_len(300), 2);
+//! ```
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The longest a varint may be, in bytes.
+pub const MAX_LEN: usize = 10;
+
+const CONTINUATION_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Packs the low seven bits of each of the eight bytes of `word` into 56 contiguous bits.
+#[inline(always)]
+const fn compress_7bit_groups(word: u64) -> u64 {
+    let x = word & 0x7f7f_7f7f_7f7f_7f7f;
+    let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+    let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
+    (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4)
+}
+
+/// Decodes the varint at the start of `bytes`, which holds at least the ten bytes a varint can
+/// span (bytes after the varint are ignored).
+#[inline(always)]
+fn decode_from_10(bytes: &[u8; 10]) -> Result<(u64, usize)> {
+    let mut low = [0u8; 8];
+    low.copy_from_slice(&bytes[..8]);
+    let word = u64::from_le_bytes(low);
+    let stops = !word & CONTINUATION_BITS;
+    if stops != 0 {
+        // Bits up to and including the first terminator's (clear) top bit.
+        let keep = stops ^ (stops - 1);
+        let len = (stops.trailing_zeros() as usize + 1) / 8;
+        return Ok((compress_7bit_groups(word & keep), len));
+    }
+    let low56 = compress_7bit_groups(word);
+    let b8 = bytes[8];
+    if b8 < 0x80 {
+        return Ok((low56 | (b8 as u64) << 56, 9));
+    }
+    let b9 = bytes[9];
+    if b9 > 1 {
+        return Err(Error::new(ErrorKind::VarintOverflow, 0));
+    }
+    Ok((low56 | ((b8 & 0x7f) as u64) << 56 | (b9 as u64) << 63, 10))
+}
+
+/// The slow path for fewer than ten readable bytes: pad with zeros (terminators), decode, and
+/// report a varint that ran into the padding as truncated.
+#[cold]
+#[inline(never)]
+fn decode_short(buf: &[u8]) -> Result<(u64, usize)> {
+    let mut padded = [0u8; 10];
+    padded[..buf.len()].copy_from_slice(buf);
+    match decode_from_10(&padded) {
+        Ok((_, len)) if len > buf.len() => Err(Error::new(ErrorKind::Truncated, 0)),
+        other => other,
+    }
+}
+
+/// Decodes a varint from the start of `buf`: the value and the number of bytes it took.
+///
+/// Errors: [`ErrorKind::Truncated`] if `buf` ends inside the varint (or is empty),
+/// [`ErrorKind::VarintOverflow`] if it does not fit in 64 bits; both at offset 0.
+#[inline]
+pub fn decode_u64(buf: &[u8]) -> Result<(u64, usize)> {
+    match buf.first() {
+        Some(&b) if b < 0x80 => Ok((b as u64, 1)),
+        Some(_) => match buf.get(..MAX_LEN) {
+            Some(head) => {
+                let mut bytes = [0u8; MAX_LEN];
+                bytes.copy_from_slice(head);
+                decode_from_10(&bytes)
+            }
+            None => decode_short(buf),
+        },
+        None => Err(Error::new(ErrorKind::Truncated, 0)),
+    }
+}
+
+/// Decodes a varint from `ptr` without knowing where the input ends.
+///
+/// Returns what [`decode_u64`] returns for the same bytes; it never reads a byte past the ten a
+/// varint can span, and reads bytes after the varint's end only within those ten.
+///
+/// # Safety
+/// `ptr` must be valid for reads of [`MAX_LEN`] (10) bytes, even when the varint is shorter.
+#[inline]
+pub unsafe fn decode_u64_unchecked(ptr: *const u8) -> Result<(u64, usize)> {
+    // SAFETY: the caller guarantees 10 readable bytes at `ptr`; `[u8; 10]` has alignment 1.
+    let bytes = unsafe { &*(ptr as *const [u8; MAX_LEN]) };
+    if bytes[0] < 0x80 {
+        return Ok((bytes[0] as u64, 1));
+    }
+    decode_from_10(bytes)
+}
+
+/// Decodes a `uint32` (the low 32 bits of the varint, as Google's parsers do).
+#[inline]
+pub fn decode_u32(buf: &[u8]) -> Result<(u32, usize)> {
+    decode_u64(buf).map(|(v, n)| (v as u32, n))
+}
+
+/// Decodes an `int64`.
+#[inline]
+pub fn decode_i64(buf: &[u8]) -> Result<(i64, usize)> {
+    decode_u64(buf).map(|(v, n)| (v as i64, n))
+}
+
+/// Decodes an `int32` or enum value: the low 32 bits, so the ten-byte sign-extended form of a
+/// negative value gives that value.
+#[inline]
+pub fn decode_i32(buf: &[u8]) -> Result<(i32, usize)> {
+    decode_u64(buf).map(|(v, n)| (v as i32, n))
+}
+
+/// Decodes a `sint64` (zigzag).
+#[inline]
+pub fn decode_sint64(buf: &[u8]) -> Result<(i64, usize)> {
+    decode_u64(buf).map(|(v, n)| (zigzag_decode_64(v), n))
+}
+
+/// Decodes a `sint32` (zigzag of the low 32 bits).
+#[inline]
+pub fn decode_sint32(buf: &[u8]) -> Result<(i32, usize)> {
+    decode_u64(buf).map(|(v, n)| (zigzag_decode_32(v as u32), n))
+}
+
+/// Decodes a `bool`: any non-zero varint is `true`.
+#[inline]
+pub fn decode_bool(buf: &[u8]) -> Result<(bool, usize)> {
+    decode_u64(buf).map(|(v, n)| (v != 0, n))
+}
+
+/// The length of the varint at the start of `buf`, with the same errors as [`decode_u64`].
+#[inline]
+pub fn skip(buf: &[u8]) -> Result<usize> {
+    decode_u64(buf).map(|(_, n)| n)
+}
+
+/// How many bytes the varint encoding of `value` takes (1..=10).
+#[inline]
+pub const fn encoded_len(value: u64) -> usize {
+    // ceil(significant_bits / 7), with 0 taking one byte; `* 9 / 64` is `/ 7` for 1..=64 bits.
+    let bits = 64 - (value | 1).leading_zeros() as usize;
+    (bits * 9 + 64) / 64
+}
+
+/// Writes the varint encoding of `value` into `out` and returns its length.
+///
+/// Error: [`ErrorKind::OutputTooSmall`] at offset 0 if `out` is shorter than
+/// [`encoded_len`]`(value)`; nothing is written then.
+#[inline]
+pub fn encode_u64(value: u64, out: &mut [u8]) -> Result<usize> {
+    if let Some(head) = out.get_mut(..MAX_LEN) {
+        let mut bytes = [0u8; MAX_LEN];
+        let len = encode_to_array(value, &mut bytes);
+        head[..len].copy_from_slice(&bytes[..len]);
+        return Ok(len);
+    }
+    let len = encoded_len(value);
+    match out.get_mut(..len) {
+        Some(dst) => {
+            let mut bytes = [0u8; MAX_LEN];
+            encode_to_array(value, &mut bytes);
+            dst.copy_from_slice(&bytes[..len]);
+            Ok(len)
+        }
+        None => Err(Error::new(ErrorKind::OutputTooSmall, 0)),
+    }
+}
+
+/// Writes the varint encoding of `value` at the start of `out` and returns its length.
+#[inline(always)]
+pub(crate) fn encode_to_array(mut value: u64, out: &mut [u8; MAX_LEN]) -> usize {
+    let mut i = 0;
+    while value >= 0x80 {
+        out[i] = value as u8 | 0x80;
+        value >>= 7;
+        i += 1;
+    }
+    out[i] = value as u8;
+    i + 1
+}
+
+/// Writes a `uint32`.
+#[inline]
+pub fn encode_u32(value: u32, out: &mut [u8]) -> Result<usize> {
+    encode_u64(value as u64, out)
+}
+
+/// Writes an `int64`.
+#[inline]
+pub fn encode_i64(value: i64, out: &mut [u8]) -> Result<usize> {
+    encode_u64(value as u64, out)
+}
+
+/// Writes an `int32` or enum value; a negative value is sign-extended to ten bytes, as
+/// protobuf requires.
+#[inline]
+pub fn encode_i32(value: i32, out: &mut [u8]) -> Result<usize> {
+    encode_u64(value as i64 as u64, out)
+}
+
+/// Writes a `sint64` (zigzag).
+#[inline]
+pub fn encode_sint64(value: i64, out: &mut [u8]) -> Result<usize> {
+    encode_u64(zigzag_encode_64(value), out)
+}
+
+/// Writes a `sint32` (zigzag).
+#[inline]
+pub fn encode_sint32(value: i32, out: &mut [u8]) -> Result<usize> {
+    encode_u64(zigzag_encode_32(value) as u64, out)
+}
+
+/// Writes a `bool` (one byte, 0 or 1).
+#[inline]
+pub fn encode_bool(value: bool, out: &mut [u8]) -> Result<usize> {
+    encode_u64(value as u64, out)
+}
+
+/// Zigzag-encodes a `sint32`: 0, -1, 1, -2 ... become 0, 1, 2, 3 ...
+#[inline]
+pub const fn zigzag_encode_32(value: i32) -> u32 {
+    ((value << 1) ^ (value >> 31)) as u32
+}
+
+/// Zigzag-encodes a `sint64`.
+#[inline]
+pub const fn zigzag_encode_64(value: i64) -> u64 {
+    ((value << 1) ^ (value >> 63)) as u64
+}
+
+/// Inverse of [`zigzag_encode_32`].
+#[inline]
+pub const fn zigzag_decode_32(value: u32) -> i32 {
+    (value >> 1) as i32 ^ -((value & 1) as i32)
+}
+
+/// Inverse of [`zigzag_encode_64`].
+#[inline]
+pub const fn zigzag_decode_64(value: u64) -> i64 {
+    (value >> 1) as i64 ^ -((value & 1) as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Byte-at-a-time decoding, written for obviousness, to check the word-at-a-time one.
+    fn decode_naive(buf: &[u8]) -> Result<(u64, usize)> {
+        let mut value = 0u64;
+        for i in 0..MAX_LEN {
+            let Some(&b) = buf.get(i) else {
+                return Err(Error::new(ErrorKind::Truncated, 0));
+            };
+            if i == 9 && b > 1 {
+                return Err(Error::new(ErrorKind::VarintOverflow, 0));
+            }
+            value |= ((b & 0x7f) as u64) << (7 * i);
+            if b < 0x80 {
+                return Ok((value, i + 1));
+            }
+        }
+        unreachable!("the tenth byte either ends the varint or overflows")
+    }
+
+    #[test]
+    fn spec_vectors() {
+        assert_eq!(decode_u64(&[0x01]), Ok((1, 1)));
+        assert_eq!(decode_u64(&[0x96, 0x01]), Ok((150, 2)));
+        assert_eq!(decode_u64(&[0x80, 0x00]), Ok((0, 2)));
+        let max = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        assert_eq!(decode_u64(&max), Ok((u64::MAX, 10)));
+        assert_eq!(decode_i32(&max), Ok((-1, 10)));
+        assert_eq!(decode_sint32(&[0x03]), Ok((-2, 1)));
+        assert_eq!(decode_bool(&[0x80, 0x01]), Ok((true, 2)));
+    }
+
+    #[test]
+    fn overflow_and_truncation() {
+        let mut ten = [0xffu8; 11];
+        ten[9] = 0x02;
+        assert_eq!(decode_u64(&ten).unwrap_err().kind(), ErrorKind::VarintOverflow);
+        ten[9] = 0x80;
+        assert_eq!(decode_u64(&ten).unwrap_err().kind(), ErrorKind::VarintOverflow);
+        for n in 0..10 {
+            assert_eq!(decode_u64(&[0xff; 10][..n]).unwrap_err().kind(), ErrorKind::Truncated);
+        }
+    }
+
+    #[test]
+    fn every_length_and_boundary_matches_naive() {
+        let mut cases = std::vec::Vec::new();
+        for shift in 0..64 {
+            let v = 1u64 << shift;
+            cases.extend_from_slice(&[v - 1, v, v + 1, !v, v.wrapping_neg()]);
+        }
+        for v in cases {
+            let mut buf = [0u8; 16];
+            let n = encode_u64(v, &mut buf).unwrap();
+            assert_eq!(n, encoded_len(v));
+            for end in 0..=16 {
+                assert_eq!(decode_u64(&buf[..end]), decode_naive(&buf[..end]), "{v} {end}");
+            }
+            // SAFETY: `buf` has 16 readable bytes.
+            assert_eq!(unsafe { decode_u64_unchecked(buf.as_ptr()) }, Ok((v, n)));
+        }
+    }
+
+    #[test]
+    fn short_encode_buffer() {
+        let mut out = [0u8; 2];
+        assert_eq!(encode_u64(300, &mut out), Ok(2));
+        assert_eq!(encode_u64(1 << 14, &mut out).unwrap_err().kind(), ErrorKind::OutputTooSmall);
+        assert_eq!(encode_i32(-1, &mut [0u8; 9]).unwrap_err().kind(), ErrorKind::OutputTooSmall);
+    }
+
+    #[test]
+    fn zigzag() {
+        for (v, z) in [(0i64, 0u64), (-1, 1), (1, 2), (-2, 3), (i64::MAX, u64::MAX - 1), (i64::MIN, u64::MAX)]
+        {
+            assert_eq!(zigzag_encode_64(v), z);
+            assert_eq!(zigzag_decode_64(z), v);
+        }
+        assert_eq!(zigzag_encode_32(i32::MIN), u32::MAX);
+        assert_eq!(zigzag_decode_32(u32::MAX), i32::MIN);
+    }
+}

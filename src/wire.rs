@@ -1,0 +1,371 @@
+//! Tags, wire types, fixed-width values, length-delimited values, and skipping whole fields.
+//!
+//! ```
+//! use pbwire::wire::{self, Tag, WireType};
+//! // field 1, varint; then the varint 150
+//! let msg = [0x08, 0x96, 0x01];
+//! let (tag, n) = wire::decode_tag(&msg).unwrap();
+//! assert_eq!(tag, Tag::new(1, WireType::Varint).unwrap());
+//! assert_eq!(wire::skip_field(tag, &msg[n..]), Ok(2));
+//! ```
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::varint;
+
+/// The largest valid field number, 2^29 - 1.
+pub const MAX_FIELD_NUMBER: u32 = (1 << 29) - 1;
+
+/// How deep groups may nest unless the caller says otherwise (Google's parsers use 100 too).
+pub const DEFAULT_DEPTH_LIMIT: u8 = 100;
+
+/// The six wire types protobuf defines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum WireType {
+    /// A varint (`int32`, `int64`, `uint32`, `uint64`, `sint32`, `sint64`, `bool`, `enum`).
+    Varint = 0,
+    /// Eight little-endian bytes (`fixed64`, `sfixed64`, `double`).
+    I64 = 1,
+    /// A varint length, then that many bytes (strings, bytes, messages, packed arrays).
+    Len = 2,
+    /// The start of a group (proto2, deprecated but still on the wire).
+    StartGroup = 3,
+    /// The end of a group.
+    EndGroup = 4,
+    /// Four little-endian bytes (`fixed32`, `sfixed32`, `float`).
+    I32 = 5,
+}
+
+impl WireType {
+    /// The wire type with number `value`, if it is one of 0..=5.
+    #[inline]
+    pub const fn from_u8(value: u8) -> Option<WireType> {
+        Some(match value {
+            0 => WireType::Varint,
+            1 => WireType::I64,
+            2 => WireType::Len,
+            3 => WireType::StartGroup,
+            4 => WireType::EndGroup,
+            5 => WireType::I32,
+            _ => return None,
+        })
+    }
+}
+
+/// A field number and wire type: the key in front of every field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tag {
+    field: u32,
+    wire_type: WireType,
+}
+
+impl Tag {
+    /// The tag for `field` with `wire_type`, or `None` if `field` is outside
+    /// 1..=[`MAX_FIELD_NUMBER`].
+    #[inline]
+    pub const fn new(field: u32, wire_type: WireType) -> Option<Tag> {
+        if field == 0 || field > MAX_FIELD_NUMBER {
+            return None;
+        }
+        Some(Tag { field, wire_type })
+    }
+
+    /// Splits a raw tag value (`field << 3 | wire_type`), checking both parts.
+    #[inline]
+    pub const fn from_raw(raw: u32) -> Result<Tag, ErrorKind> {
+        let field = raw >> 3;
+        if field == 0 {
+            return Err(ErrorKind::InvalidFieldNumber);
+        }
+        match WireType::from_u8((raw & 7) as u8) {
+            Some(wire_type) => Ok(Tag { field, wire_type }),
+            None => Err(ErrorKind::InvalidWireType),
+        }
+    }
+
+    /// The field number, 1..=[`MAX_FIELD_NUMBER`].
+    #[inline]
+    pub const fn field(self) -> u32 {
+        self.field
+    }
+
+    /// The wire type.
+    #[inline]
+    pub const fn wire_type(self) -> WireType {
+        self.wire_type
+    }
+
+    /// The raw tag value, `field << 3 | wire_type`.
+    #[inline]
+    pub const fn raw(self) -> u32 {
+        self.field << 3 | self.wire_type as u32
+    }
+
+    /// How many bytes the tag takes on the wire (1..=5).
+    #[inline]
+    pub const fn encoded_len(self) -> usize {
+        varint::encoded_len(self.raw() as u64)
+    }
+}
+
+/// Decodes the tag at the start of `buf`: the tag and its length in bytes.
+///
+/// Errors, all at offset 0: those of [`varint::decode_u64`]; [`ErrorKind::InvalidFieldNumber`]
+/// for field 0 or a tag that does not fit in 32 bits; [`ErrorKind::InvalidWireType`] for wire
+/// types 6 and 7 (the field number is checked first). Padded tags (`88 00`) are accepted.
+#[inline]
+pub fn decode_tag(buf: &[u8]) -> Result<(Tag, usize)> {
+    // One- and two-byte tags (fields 1..=2047) are nearly all tags; take them without the
+    // general varint decoder.
+    let (raw, len) = match buf {
+        [b0, ..] if *b0 < 0x80 => (*b0 as u64, 1),
+        [b0, b1, ..] if *b1 < 0x80 => ((*b0 & 0x7f) as u64 | (*b1 as u64) << 7, 2),
+        _ => varint::decode_u64(buf)?,
+    };
+    if raw > u32::MAX as u64 {
+        return Err(Error::new(ErrorKind::InvalidFieldNumber, 0));
+    }
+    match Tag::from_raw(raw as u32) {
+        Ok(tag) => Ok((tag, len)),
+        Err(kind) => Err(Error::new(kind, 0)),
+    }
+}
+
+/// Writes `tag` into `out` and returns its length; [`ErrorKind::OutputTooSmall`] at offset 0 if
+/// it does not fit.
+#[inline]
+pub fn encode_tag(tag: Tag, out: &mut [u8]) -> Result<usize> {
+    varint::encode_u64(tag.raw() as u64, out)
+}
+
+#[inline]
+fn read_array<const N: usize>(buf: &[u8]) -> Result<[u8; N]> {
+    match buf.get(..N) {
+        Some(bytes) => {
+            let mut array = [0u8; N];
+            array.copy_from_slice(bytes);
+            Ok(array)
+        }
+        None => Err(Error::new(ErrorKind::Truncated, 0)),
+    }
+}
+
+/// Reads a `fixed32` (four little-endian bytes); [`ErrorKind::Truncated`] if fewer remain.
+#[inline]
+pub fn decode_fixed32(buf: &[u8]) -> Result<u32> {
+    read_array(buf).map(u32::from_le_bytes)
+}
+
+/// Reads a `fixed64` (eight little-endian bytes).
+#[inline]
+pub fn decode_fixed64(buf: &[u8]) -> Result<u64> {
+    read_array(buf).map(u64::from_le_bytes)
+}
+
+/// Reads an `sfixed32`.
+#[inline]
+pub fn decode_sfixed32(buf: &[u8]) -> Result<i32> {
+    read_array(buf).map(i32::from_le_bytes)
+}
+
+/// Reads an `sfixed64`.
+#[inline]
+pub fn decode_sfixed64(buf: &[u8]) -> Result<i64> {
+    read_array(buf).map(i64::from_le_bytes)
+}
+
+/// Reads a `float`; every bit pattern (NaN payloads included) comes back unchanged.
+#[inline]
+pub fn decode_float(buf: &[u8]) -> Result<f32> {
+    read_array(buf).map(f32::from_le_bytes)
+}
+
+/// Reads a `double`.
+#[inline]
+pub fn decode_double(buf: &[u8]) -> Result<f64> {
+    read_array(buf).map(f64::from_le_bytes)
+}
+
+/// Reads a length-delimited value: a varint length, then the payload. Returns the payload and
+/// the number of bytes consumed (prefix and payload).
+///
+/// Errors, at offset 0 (the length prefix): the varint's errors;
+/// [`ErrorKind::LengthOutOfBounds`] for a length above `i32::MAX`; [`ErrorKind::Truncated`]
+/// for a length past the end of `buf`.
+///
+/// ```
+/// let (payload, n) = pbwire::wire::decode_len(&[0x03, b'a', b'b', b'c', 0x99]).unwrap();
+/// assert_eq!((payload, n), (&b"abc"[..], 4));
+/// ```
+#[inline]
+pub fn decode_len(buf: &[u8]) -> Result<(&[u8], usize)> {
+    let (len, prefix) = varint::decode_u64(buf)?;
+    if len > i32::MAX as u64 {
+        return Err(Error::new(ErrorKind::LengthOutOfBounds, 0));
+    }
+    let end = prefix + len as usize;
+    match buf.get(prefix..end) {
+        Some(payload) => Ok((payload, end)),
+        None => Err(Error::new(ErrorKind::Truncated, 0)),
+    }
+}
+
+/// Skips the value of a field whose tag has just been read: `buf` starts right after the tag.
+/// Returns how many bytes of `buf` the value takes; for a start-group tag, that is everything
+/// up to and including the matching end-group tag.
+///
+/// Errors are relative to `buf`: those of the value's decoder; for groups also those of every
+/// tag inside, [`ErrorKind::GroupMismatch`] for an end-group tag of another field,
+/// [`ErrorKind::DepthLimit`] past [`DEFAULT_DEPTH_LIMIT`] levels, and
+/// [`ErrorKind::Truncated`] at `buf.len()` (where the missing end-group tag would be) if the
+/// input ends before the group does. An
+/// end-group `tag` itself cannot be skipped: [`ErrorKind::GroupMismatch`] at offset 0.
+#[inline]
+pub fn skip_field(tag: Tag, buf: &[u8]) -> Result<usize> {
+    skip_field_with_depth_limit(tag, buf, DEFAULT_DEPTH_LIMIT)
+}
+
+/// [`skip_field`] with groups allowed to nest `depth_limit` levels deep (a group at the top
+/// level is depth 1, so 0 allows no group).
+#[inline]
+pub fn skip_field_with_depth_limit(tag: Tag, buf: &[u8], depth_limit: u8) -> Result<usize> {
+    match tag.wire_type {
+        WireType::Varint => varint::skip(buf),
+        WireType::I64 => fixed_len(buf, 8),
+        WireType::Len => decode_len(buf).map(|(_, n)| n),
+        WireType::I32 => fixed_len(buf, 4),
+        WireType::StartGroup => {
+            if depth_limit == 0 {
+                // The start tag is just before `buf`; offset 0 is as close as `buf` gets.
+                return Err(Error::new(ErrorKind::DepthLimit, 0));
+            }
+            skip_group(tag.field, buf, depth_limit).map(|group| group.end)
+        }
+        WireType::EndGroup => Err(Error::new(ErrorKind::GroupMismatch, 0)),
+    }
+}
+
+#[inline]
+fn fixed_len(buf: &[u8], n: usize) -> Result<usize> {
+    if buf.len() >= n {
+        Ok(n)
+    } else {
+        Err(Error::new(ErrorKind::Truncated, 0))
+    }
+}
+
+/// Where a group ends, relative to the bytes after its start tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GroupEnd {
+    /// Length of the content (before the end-group tag).
+    pub content_len: usize,
+    /// Length of content plus end-group tag.
+    pub end: usize,
+}
+
+/// Finds the end-group tag that closes the group `field` whose content starts `buf`, checking
+/// every field inside. Loops rather than recursing, keeping the open groups' field numbers in a
+/// fixed stack, so hostile nesting costs no stack beyond this frame. The group being skipped is
+/// at depth 1 and `depth_limit >= 1`.
+#[inline(never)]
+pub(crate) fn skip_group(field: u32, buf: &[u8], depth_limit: u8) -> Result<GroupEnd> {
+    let mut open = [0u32; u8::MAX as usize];
+    open[0] = field;
+    let mut depth = 1usize;
+    let mut pos = 0usize;
+    loop {
+        let rest = &buf[pos..];
+        if rest.is_empty() {
+            // The input ended with the group (or an inner one) still open: the missing
+            // end-group tag would start here.
+            return Err(Error::new(ErrorKind::Truncated, pos));
+        }
+        let (tag, tag_len) = decode_tag(rest).map_err(|e| e.shifted(pos))?;
+        let value = &rest[tag_len..];
+        match tag.wire_type {
+            WireType::StartGroup => {
+                if depth == depth_limit as usize {
+                    return Err(Error::new(ErrorKind::DepthLimit, pos));
+                }
+                open[depth] = tag.field;
+                depth += 1;
+                pos += tag_len;
+            }
+            WireType::EndGroup => {
+                depth -= 1;
+                if open[depth] != tag.field {
+                    return Err(Error::new(ErrorKind::GroupMismatch, pos));
+                }
+                if depth == 0 {
+                    return Ok(GroupEnd { content_len: pos, end: pos + tag_len });
+                }
+                pos += tag_len;
+            }
+            WireType::Varint => pos += tag_len + varint::skip(value).map_err(|e| e.shifted(pos + tag_len))?,
+            WireType::I64 => pos += tag_len + fixed_len(value, 8).map_err(|e| e.shifted(pos + tag_len))?,
+            WireType::I32 => pos += tag_len + fixed_len(value, 4).map_err(|e| e.shifted(pos + tag_len))?,
+            WireType::Len => pos += tag_len + decode_len(value).map_err(|e| e.shifted(pos + tag_len))?.1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags() {
+        assert_eq!(decode_tag(&[0x08]), Ok((Tag::new(1, WireType::Varint).unwrap(), 1)));
+        assert_eq!(decode_tag(&[0x88, 0x00]), Ok((Tag::new(1, WireType::Varint).unwrap(), 2)));
+        let max = Tag::new(MAX_FIELD_NUMBER, WireType::I32).unwrap();
+        let mut buf = [0u8; 5];
+        assert_eq!(encode_tag(max, &mut buf), Ok(5));
+        assert_eq!(decode_tag(&buf), Ok((max, 5)));
+        assert_eq!(decode_tag(&[0x00]).unwrap_err().kind(), ErrorKind::InvalidFieldNumber);
+        assert_eq!(decode_tag(&[0x0e]).unwrap_err().kind(), ErrorKind::InvalidWireType);
+        assert_eq!(decode_tag(&[0x0f]).unwrap_err().kind(), ErrorKind::InvalidWireType);
+        // 2^32 does not fit a tag.
+        assert_eq!(
+            decode_tag(&[0x80, 0x80, 0x80, 0x80, 0x10]).unwrap_err().kind(),
+            ErrorKind::InvalidFieldNumber
+        );
+        assert_eq!(Tag::new(0, WireType::Len), None);
+        assert_eq!(Tag::new(MAX_FIELD_NUMBER + 1, WireType::Len), None);
+    }
+
+    #[test]
+    fn lengths() {
+        assert_eq!(decode_len(&[0x02, 1]).unwrap_err(), Error::new(ErrorKind::Truncated, 0));
+        // 2^31 is above i32::MAX whatever the input size.
+        let big = [0x80, 0x80, 0x80, 0x80, 0x08];
+        assert_eq!(decode_len(&big).unwrap_err().kind(), ErrorKind::LengthOutOfBounds);
+    }
+
+    #[test]
+    fn groups() {
+        let start = Tag::new(1, WireType::StartGroup).unwrap();
+        // { 2: 5, group 3 { } } end 1
+        let buf = [0x10, 0x05, 0x1b, 0x1c, 0x0c, 0xff];
+        assert_eq!(skip_field(start, &buf), Ok(5));
+        assert_eq!(skip_group(1, &buf, 100), Ok(GroupEnd { content_len: 4, end: 5 }));
+        // end group for field 2 inside group 1
+        assert_eq!(skip_field(start, &[0x14]), Err(Error::new(ErrorKind::GroupMismatch, 0)));
+        assert_eq!(skip_field(start, &[0x10, 0x05]), Err(Error::new(ErrorKind::Truncated, 2)));
+        assert_eq!(skip_field_with_depth_limit(start, &buf, 1), Err(Error::new(ErrorKind::DepthLimit, 2)));
+        assert_eq!(skip_field_with_depth_limit(start, &buf, 0), Err(Error::new(ErrorKind::DepthLimit, 0)));
+        let end = Tag::new(1, WireType::EndGroup).unwrap();
+        assert_eq!(skip_field(end, &buf).unwrap_err().kind(), ErrorKind::GroupMismatch);
+    }
+
+    #[test]
+    fn deep_groups_hit_the_limit_not_the_stack() {
+        let mut buf = [0x0bu8; 4096]; // start group 1, over and over
+        buf[4095] = 0x0c;
+        let start = Tag::new(1, WireType::StartGroup).unwrap();
+        assert_eq!(skip_field(start, &buf), Err(Error::new(ErrorKind::DepthLimit, 99)));
+        assert_eq!(
+            skip_field_with_depth_limit(start, &buf, 255),
+            Err(Error::new(ErrorKind::DepthLimit, 254))
+        );
+    }
+}
