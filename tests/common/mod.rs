@@ -1,0 +1,171 @@
+//! Independent oracles and generators shared by the integration tests. The oracles are written
+//! byte at a time, for obviousness rather than speed, and share no code with the library.
+#![allow(dead_code)]
+
+use pbwire::{Error, ErrorKind};
+use quickcheck::{Arbitrary, Gen};
+
+/// A varint decoded one byte at a time.
+pub fn naive_varint(buf: &[u8]) -> Result<(u64, usize), Error> {
+    let mut value = 0u64;
+    for i in 0..10 {
+        let Some(&b) = buf.get(i) else {
+            return Err(Error::new(ErrorKind::Truncated, 0));
+        };
+        if i == 9 && b > 1 {
+            return Err(Error::new(ErrorKind::VarintOverflow, 0));
+        }
+        value |= ((b & 0x7f) as u64) << (7 * i);
+        if b < 0x80 {
+            return Ok((value, i + 1));
+        }
+    }
+    unreachable!()
+}
+
+/// Packed varint decoding by the documented rule: in element order, a full output is
+/// OutputTooSmall at the element, else the element's own error.
+pub fn naive_packed<T>(payload: &[u8], capacity: usize, map: impl Fn(u64) -> T) -> Result<Vec<T>, Error> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < payload.len() {
+        if out.len() == capacity {
+            return Err(Error::new(ErrorKind::OutputTooSmall, pos));
+        }
+        let (v, n) = naive_varint(&payload[pos..]).map_err(|e| e.shifted(pos))?;
+        out.push(map(v));
+        pos += n;
+    }
+    Ok(out)
+}
+
+/// A u64 whose bit length is uniform in 0..=64, so every varint length is as likely.
+pub fn any_length_u64(g: &mut Gen) -> u64 {
+    let bits = u32::arbitrary(g) % 65;
+    if bits == 0 {
+        0
+    } else {
+        u64::arbitrary(g) >> (64 - bits) | 1u64 << (bits - 1)
+    }
+}
+
+/// Bytes shaped like packed varints: mostly valid ones of every length, with the occasional
+/// overlong run, so that decoders are exercised past their first byte.
+#[derive(Clone, Debug)]
+pub struct VarintBytes(pub Vec<u8>);
+
+impl Arbitrary for VarintBytes {
+    fn arbitrary(g: &mut Gen) -> Self {
+        let count = usize::arbitrary(g) % (g.size() + 1);
+        let mut bytes = Vec::new();
+        for _ in 0..count {
+            match u8::arbitrary(g) % 16 {
+                0 => bytes.extend(std::iter::repeat_n(0xffu8, 1 + usize::arbitrary(g) % 12)),
+                1 => bytes.push(u8::arbitrary(g)),
+                _ => {
+                    let mut buf = [0u8; 10];
+                    let n = pbwire::varint::encode_u64(any_length_u64(g), &mut buf).unwrap();
+                    bytes.extend_from_slice(&buf[..n]);
+                }
+            }
+        }
+        VarintBytes(bytes)
+    }
+
+    fn shrink(&self) -> Box<dyn Iterator<Item = Self>> {
+        Box::new(self.0.shrink().map(VarintBytes))
+    }
+}
+
+/// A field of a generated message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GenField {
+    Varint(u32, u64),
+    I64(u32, u64),
+    I32(u32, u32),
+    Len(u32, Vec<u8>),
+    Group(u32, Vec<GenField>),
+}
+
+/// A well-formed message of random fields (groups nest a few levels).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GenMessage(pub Vec<GenField>);
+
+fn field_number(g: &mut Gen) -> u32 {
+    match u8::arbitrary(g) % 4 {
+        0 => 1 + u32::arbitrary(g) % pbwire::wire::MAX_FIELD_NUMBER,
+        _ => 1 + u32::arbitrary(g) % 20,
+    }
+}
+
+fn gen_fields(g: &mut Gen, depth: usize) -> Vec<GenField> {
+    // Top level up to the generator size; nested groups stay small so messages stay small.
+    let most = if depth == 0 { g.size() / 4 } else { 6 };
+    let count = usize::arbitrary(g) % (most + 1);
+    (0..count)
+        .map(|_| match u8::arbitrary(g) % 9 {
+            0 | 1 | 2 => GenField::Varint(field_number(g), any_length_u64(g)),
+            3 => GenField::I64(field_number(g), u64::arbitrary(g)),
+            4 => GenField::I32(field_number(g), u32::arbitrary(g)),
+            5 if depth < 4 => GenField::Group(field_number(g), gen_fields(g, depth + 1)),
+            _ => {
+                let len = usize::arbitrary(g) % if u8::arbitrary(g) % 8 == 0 { 300 } else { 20 };
+                GenField::Len(field_number(g), (0..len).map(|_| u8::arbitrary(g)).collect())
+            }
+        })
+        .collect()
+}
+
+impl Arbitrary for GenMessage {
+    fn arbitrary(g: &mut Gen) -> Self {
+        GenMessage(gen_fields(g, 0))
+    }
+}
+
+/// Encodes generated fields with pbwire's encoders.
+pub fn encode_fields(fields: &[GenField], out: &mut Vec<u8>) {
+    use pbwire::wire::{encode_tag, Tag, WireType};
+    let mut tmp = [0u8; 10];
+    let mut tag = |out: &mut Vec<u8>, n: u32, wt: WireType| {
+        let len = encode_tag(Tag::new(n, wt).unwrap(), &mut tmp).unwrap();
+        out.extend_from_slice(&tmp[..len]);
+    };
+    let varint = |out: &mut Vec<u8>, v: u64| {
+        let mut b = [0u8; 10];
+        let len = pbwire::varint::encode_u64(v, &mut b).unwrap();
+        out.extend_from_slice(&b[..len]);
+    };
+    for f in fields {
+        match f {
+            GenField::Varint(n, v) => {
+                tag(out, *n, WireType::Varint);
+                varint(out, *v);
+            }
+            GenField::I64(n, v) => {
+                tag(out, *n, WireType::I64);
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            GenField::I32(n, v) => {
+                tag(out, *n, WireType::I32);
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            GenField::Len(n, payload) => {
+                tag(out, *n, WireType::Len);
+                varint(out, payload.len() as u64);
+                out.extend_from_slice(payload);
+            }
+            GenField::Group(n, inner) => {
+                tag(out, *n, WireType::StartGroup);
+                encode_fields(inner, out);
+                tag(out, *n, WireType::EndGroup);
+            }
+        }
+    }
+}
+
+/// Runs a quickcheck property: 2000 cases of size 200 unless `QUICKCHECK_TESTS` says how many
+/// (a short run under valgrind, a long one when hunting).
+pub fn check<A: quickcheck::Testable>(property: A) {
+    let tests = std::env::var("QUICKCHECK_TESTS").ok().and_then(|t| t.parse().ok()).unwrap_or(2000);
+    quickcheck::QuickCheck::new().tests(tests).max_tests(tests * 10).rng(Gen::new(200)).quickcheck(property);
+}

@@ -1,0 +1,304 @@
+//! quickcheck properties of the public API against the independent oracles in `common`.
+
+mod common;
+
+use common::{check, encode_fields, naive_packed, naive_varint, GenField, GenMessage, VarintBytes};
+use pbwire::fields::{fields, validate, Value};
+use pbwire::wire::{self, WireType};
+use pbwire::{packed, stream, varint, ErrorKind};
+use quickcheck::{Arbitrary, Gen};
+
+/// A u64 spread over every varint length (quickcheck's own favours small numbers).
+#[derive(Clone, Debug)]
+struct Wide(u64);
+
+impl Arbitrary for Wide {
+    fn arbitrary(g: &mut Gen) -> Self {
+        Wide(common::any_length_u64(g))
+    }
+}
+
+#[test]
+fn varint_decode_equals_the_byte_at_a_time_oracle() {
+    check(
+        (|bytes: VarintBytes| {
+            (0..bytes.0.len().min(12))
+                .all(|start| varint::decode_u64(&bytes.0[start..]) == naive_varint(&bytes.0[start..]))
+        }) as fn(VarintBytes) -> bool,
+    );
+    check((|bytes: Vec<u8>| varint::decode_u64(&bytes) == naive_varint(&bytes)) as fn(Vec<u8>) -> bool);
+}
+
+#[test]
+fn unchecked_decode_equals_checked_given_ten_readable_bytes() {
+    check(
+        (|bytes: VarintBytes| {
+            let mut padded = bytes.0.clone();
+            padded.resize(bytes.0.len() + varint::MAX_LEN, 0);
+            (0..bytes.0.len()).all(|i| {
+                let end = (i + varint::MAX_LEN).min(bytes.0.len());
+                let checked = varint::decode_u64(&bytes.0[i..end]);
+                // SAFETY: `padded` has at least 10 readable bytes from `i`.
+                let unchecked = unsafe { varint::decode_u64_unchecked(padded.as_ptr().add(i)) };
+                // Past the real end the padding (zeros) may finish a varint the checked call calls
+                // truncated; wherever the checked call succeeds, the two agree.
+                checked.is_err() || checked == unchecked
+            })
+        }) as fn(VarintBytes) -> bool,
+    );
+}
+
+#[test]
+fn every_varint_type_round_trips() {
+    check(
+        (|v: Wide| {
+            let v = v.0;
+            let mut buf = [0u8; 10];
+            let n = varint::encode_u64(v, &mut buf).unwrap();
+            let ok = n == varint::encoded_len(v) && varint::decode_u64(&buf[..n]) == Ok((v, n));
+            let i32v = v as i32;
+            let n32 = varint::encode_i32(i32v, &mut buf).unwrap();
+            let ok = ok && varint::decode_i32(&buf[..n32]) == Ok((i32v, n32)) && (i32v >= 0 || n32 == 10);
+            let n = varint::encode_sint64(v as i64, &mut buf).unwrap();
+            let ok = ok && varint::decode_sint64(&buf[..n]) == Ok((v as i64, n));
+            let n = varint::encode_sint32(i32v, &mut buf).unwrap();
+            let ok = ok && varint::decode_sint32(&buf[..n]) == Ok((i32v, n));
+            let n = varint::encode_u32(v as u32, &mut buf).unwrap();
+            let ok = ok && varint::decode_u32(&buf[..n]) == Ok((v as u32, n));
+            let n = varint::encode_i64(v as i64, &mut buf).unwrap();
+            let ok = ok && varint::decode_i64(&buf[..n]) == Ok((v as i64, n));
+            let n = varint::encode_bool(v & 1 == 1, &mut buf).unwrap();
+            ok && varint::decode_bool(&buf[..n]) == Ok((v & 1 == 1, 1))
+        }) as fn(Wide) -> bool,
+    );
+}
+
+#[test]
+fn packed_varints_round_trip_for_every_type() {
+    check(
+        (|values: Vec<Wide>| {
+            let v: Vec<u64> = values.iter().map(|w| w.0).collect();
+            fn round<T: Copy + Default + PartialEq>(
+                values: &[T],
+                len: fn(&[T]) -> usize,
+                enc: fn(&[T], &mut [u8]) -> pbwire::Result<usize>,
+                dec: fn(&[u8], &mut [T]) -> pbwire::Result<usize>,
+            ) -> bool {
+                let mut buf = vec![0u8; len(values)];
+                let mut back = vec![T::default(); values.len()];
+                enc(values, &mut buf) == Ok(buf.len())
+                    && packed::count_varints(&buf) == values.len()
+                    && dec(&buf, &mut back) == Ok(values.len())
+                    && back == values
+                    && (buf.is_empty() || enc(values, &mut vec![0u8; buf.len() - 1]).is_err())
+            }
+            let u32s: Vec<u32> = v.iter().map(|&x| x as u32).collect();
+            let i32s: Vec<i32> = v.iter().map(|&x| x as i32).collect();
+            let i64s: Vec<i64> = v.iter().map(|&x| x as i64).collect();
+            let bools: Vec<bool> = v.iter().map(|&x| x & 1 == 1).collect();
+            round(&v, packed::encoded_len_u64, packed::encode_u64, packed::decode_u64)
+                && round(&u32s, packed::encoded_len_u32, packed::encode_u32, packed::decode_u32)
+                && round(&i32s, packed::encoded_len_i32, packed::encode_i32, packed::decode_i32)
+                && round(&i64s, packed::encoded_len_i64, packed::encode_i64, packed::decode_i64)
+                && round(&i32s, packed::encoded_len_sint32, packed::encode_sint32, packed::decode_sint32)
+                && round(&i64s, packed::encoded_len_sint64, packed::encode_sint64, packed::decode_sint64)
+                && round(&bools, packed::encoded_len_bool, packed::encode_bool, packed::decode_bool)
+        }) as fn(Vec<Wide>) -> bool,
+    );
+}
+
+#[test]
+fn packed_fixed_round_trips_and_views_agree() {
+    check(
+        (|values: Vec<u64>| {
+            let mut buf = vec![0u8; values.len() * 8];
+            let mut back = vec![0u64; values.len()];
+            let floats: Vec<f32> = values.iter().map(|&v| f32::from_bits(v as u32)).collect();
+            let mut fbuf = vec![0u8; floats.len() * 4];
+            let mut fback = vec![0f32; floats.len()];
+            let ok = packed::encode_fixed64(&values, &mut buf) == Ok(buf.len())
+                && packed::decode_fixed64(&buf, &mut back) == Ok(values.len())
+                && back == values
+                && buf.chunks(8).zip(&values).all(|(c, v)| c == v.to_le_bytes())
+                && packed::encode_f32(&floats, &mut fbuf) == Ok(fbuf.len())
+                && packed::decode_f32(&fbuf, &mut fback) == Ok(floats.len())
+                && fback.iter().zip(&floats).all(|(a, b)| a.to_bits() == b.to_bits());
+            // The zero-copy view, where the host allows one, shows the same values.
+            let view_ok = match packed::view_fixed64(&buf) {
+                Some(view) => cfg!(target_endian = "little") && view == &values[..],
+                None => cfg!(target_endian = "big") || (buf.as_ptr() as usize) % 8 != 0,
+            };
+            ok && view_ok
+        }) as fn(Vec<u64>) -> bool,
+    );
+}
+
+#[test]
+fn packed_decode_equals_element_by_element_decode() {
+    check(
+        (|bytes: VarintBytes, capacity: u8| {
+            let payload = &bytes.0;
+            let capacity = capacity as usize;
+            let mut out64 = vec![0u64; capacity];
+            let mut out32 = vec![0u32; capacity];
+            let mut outs32 = vec![0i32; capacity];
+            let mut outb = vec![false; capacity];
+            let same = |got: pbwire::Result<usize>, out: &[u64], want: Result<Vec<u64>, pbwire::Error>| match (
+                got, want,
+            ) {
+                (Ok(n), Ok(w)) => out[..n] == w[..],
+                (Err(a), Err(b)) => a == b,
+                _ => false,
+            };
+            let r64 = packed::decode_u64(payload, &mut out64);
+            let r32 = packed::decode_u32(payload, &mut out32);
+            let rs32 = packed::decode_sint32(payload, &mut outs32);
+            let rb = packed::decode_bool(payload, &mut outb);
+            let widen32: Vec<u64> = out32.iter().map(|&v| v as u64).collect();
+            let widens: Vec<u64> = outs32.iter().map(|&v| v as u32 as u64).collect();
+            let widenb: Vec<u64> = outb.iter().map(|&v| v as u64).collect();
+            same(r64, &out64, naive_packed(payload, capacity, |v| v))
+                && same(r32, &widen32, naive_packed(payload, capacity, |v| v as u32 as u64))
+                && same(
+                    rs32,
+                    &widens,
+                    naive_packed(payload, capacity, |v| varint::zigzag_decode_32(v as u32) as u32 as u64),
+                )
+                && same(rb, &widenb, naive_packed(payload, capacity, |v| (v != 0) as u64))
+        }) as fn(VarintBytes, u8) -> bool,
+    );
+}
+
+#[test]
+fn fields_reassemble_the_message_and_skip_exactly() {
+    check(
+        (|msg: GenMessage| {
+            let mut bytes = Vec::new();
+            encode_fields(&msg.0, &mut bytes);
+            let decoded: Vec<_> = match fields(&bytes).collect::<Result<Vec<_>, _>>() {
+                Ok(d) => d,
+                Err(_) => return false,
+            };
+            // Each field starts where the last ended, and together they cover the message.
+            let mut pos = 0;
+            for f in &decoded {
+                if f.offset != pos {
+                    return false;
+                }
+                let (tag, n) = wire::decode_tag(&bytes[f.offset..]).unwrap();
+                if wire::skip_field(tag, &bytes[f.offset + n..]) != Ok(f.end - f.offset - n) {
+                    return false;
+                }
+                pos = f.end;
+            }
+            pos == bytes.len()
+                && validate(&bytes).is_ok()
+                && decoded.len() == msg.0.len()
+                && decoded.iter().zip(&msg.0).all(|(f, g)| same_field(f.number, &f.value, g))
+        }) as fn(GenMessage) -> bool,
+    );
+}
+
+fn same_field(number: u32, value: &Value, generated: &GenField) -> bool {
+    match (value, generated) {
+        (Value::Varint(a), GenField::Varint(n, b)) => *n == number && a == b,
+        (Value::I64(a), GenField::I64(n, b)) => *n == number && a == b,
+        (Value::I32(a), GenField::I32(n, b)) => *n == number && a == b,
+        (Value::Len(a), GenField::Len(n, b)) => *n == number && a == b,
+        (Value::Group(content), GenField::Group(n, inner)) => {
+            let parsed: Result<Vec<_>, _> = fields(content).collect();
+            *n == number
+                && parsed.is_ok_and(|p| {
+                    p.len() == inner.len()
+                        && p.iter().zip(inner).all(|(f, g)| same_field(f.number, &f.value, g))
+                })
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn truncated_messages_fail_cleanly_with_in_bounds_offsets() {
+    check(
+        (|msg: GenMessage, cut: usize| {
+            let mut bytes = Vec::new();
+            encode_fields(&msg.0, &mut bytes);
+            if bytes.is_empty() {
+                return true;
+            }
+            let cut = cut % bytes.len();
+            let prefix = &bytes[..cut];
+            let full: Vec<_> = fields(&bytes).map(Result::unwrap).collect();
+            let mut seen = 0;
+            for item in fields(prefix) {
+                match item {
+                    // Fields before the cut are exactly the full message's.
+                    Ok(f) => {
+                        if f.end > cut || f != full[seen] {
+                            return false;
+                        }
+                        seen += 1;
+                    }
+                    // A cut inside a field can only ever be a truncation.
+                    Err(e) => return e.kind() == ErrorKind::Truncated && e.offset() <= cut,
+                }
+            }
+            // No error: the cut fell between two top-level fields.
+            full.iter().any(|f| f.end == cut) || cut == 0
+        }) as fn(GenMessage, usize) -> bool,
+    );
+}
+
+#[test]
+fn arbitrary_bytes_never_panic_and_errors_stay_in_bounds() {
+    check(
+        (|bytes: Vec<u8>, capacity: u8| {
+            let len = bytes.len();
+            let in_bounds = |r: Result<(), pbwire::Error>| r.map_or_else(|e| e.offset() <= len, |_| true);
+            let mut ok = true;
+            ok &= in_bounds(varint::decode_u64(&bytes).map(drop));
+            ok &= in_bounds(wire::decode_tag(&bytes).map(drop));
+            ok &= in_bounds(wire::decode_len(&bytes).map(drop));
+            ok &= in_bounds(validate(&bytes));
+            for f in fields(&bytes) {
+                ok &= in_bounds(f.map(|f| assert!(f.end <= len)));
+            }
+            for m in stream::delimited(&bytes) {
+                ok &= in_bounds(m.map(drop));
+            }
+            for wt in [
+                WireType::Varint,
+                WireType::I64,
+                WireType::Len,
+                WireType::StartGroup,
+                WireType::EndGroup,
+                WireType::I32,
+            ] {
+                let tag = wire::Tag::new(1, wt).unwrap();
+                ok &= in_bounds(wire::skip_field(tag, &bytes).map(|n| assert!(n <= len)));
+            }
+            let cap = capacity as usize;
+            ok &= in_bounds(packed::decode_u64(&bytes, &mut vec![0; cap]).map(drop));
+            ok &= in_bounds(packed::decode_sint64(&bytes, &mut vec![0; cap]).map(drop));
+            ok &= in_bounds(packed::decode_fixed32(&bytes, &mut vec![0; cap]).map(drop));
+            ok &= in_bounds(packed::decode_f64(&bytes, &mut vec![0.0; cap]).map(drop));
+            ok
+        }) as fn(Vec<u8>, u8) -> bool,
+    );
+}
+
+#[test]
+fn delimited_streams_round_trip() {
+    check(
+        (|messages: Vec<Vec<u8>>| {
+            let total: usize = messages.iter().map(|m| m.len() + 10).sum();
+            let mut buf = vec![0u8; total];
+            let mut pos = 0;
+            for m in &messages {
+                pos += stream::write_delimited(m, &mut buf[pos..]).unwrap();
+            }
+            let back: Result<Vec<&[u8]>, _> = stream::delimited(&buf[..pos]).collect();
+            back.is_ok_and(|b| b.len() == messages.len() && b.iter().zip(&messages).all(|(a, m)| a == m))
+        }) as fn(Vec<Vec<u8>>) -> bool,
+    );
+}
