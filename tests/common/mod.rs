@@ -104,7 +104,7 @@ fn gen_fields(g: &mut Gen, depth: usize) -> Vec<GenField> {
     let count = usize::arbitrary(g) % (most + 1);
     (0..count)
         .map(|_| match u8::arbitrary(g) % 9 {
-            0 | 1 | 2 => GenField::Varint(field_number(g), any_length_u64(g)),
+            0..=2 => GenField::Varint(field_number(g), any_length_u64(g)),
             3 => GenField::I64(field_number(g), u64::arbitrary(g)),
             4 => GenField::I32(field_number(g), u32::arbitrary(g)),
             5 if depth < 4 => GenField::Group(field_number(g), gen_fields(g, depth + 1)),
