@@ -50,3 +50,8 @@ pub mod varint;
 pub mod wire;
 
 pub use error::{Error, ErrorKind, Result};
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -307,6 +307,20 @@ mod tests {
         assert_eq!(encode_i32(&[-1, 1], &mut [0u8; 10]), Err(Error::new(ErrorKind::OutputTooSmall, 0)));
     }
 
+    #[test]
+    fn views_only_where_the_bytes_already_are_the_values() {
+        let words = [1u64.to_le(), 2u64.to_le(), 0];
+        let bytes: &[u8] = bytemuck::cast_slice(&words);
+        let aligned = view_fixed64(&bytes[..16]);
+        assert_eq!(aligned, if cfg!(target_endian = "little") { Some(&[1u64, 2][..]) } else { None });
+        // Misaligned or a partial element: no view, but the copying decoder still works.
+        assert_eq!(view_fixed32(&bytes[1..9]), None);
+        assert_eq!(view_fixed64(&bytes[..12]), None);
+        let mut out = [0u32; 2];
+        assert_eq!(decode_fixed32(&bytes[..8], &mut out), Ok(2));
+        assert_eq!(out, [1, 0]);
+    }
+
     #[cfg(feature = "alloc")]
     #[test]
     fn extend_allocates_and_rolls_back() {
