@@ -22,8 +22,7 @@ pub(crate) trait Vector: Copy {
     /// set of the implementation.
     unsafe fn load(ptr: *const u8) -> Self;
 
-    /// A word with one set bit for each byte of the block whose top (continuation) bit is set;
-    /// which bit stands for which byte is up to the implementation.
+    /// Bit `i` is the top (continuation) bit of byte `i`; bits from `BYTES` up are zero.
     fn continuation_bits(self) -> u64;
 }
 
@@ -33,6 +32,16 @@ pub(crate) trait Compress {
     /// `word` holds up to eight varint bytes, least significant first; bytes after the
     /// terminator are zero.
     fn compress(word: u64) -> u64;
+
+    /// `value` with the bits from `bits` up cleared (all of it when `bits >= 64`).
+    #[inline(always)]
+    fn low_bits(value: u64, bits: u32) -> u64 {
+        if bits >= 64 {
+            value
+        } else {
+            value & ((1u64 << bits) - 1)
+        }
+    }
 }
 
 /// Shifts and masks: three rounds of pairing 7-, 14- and 28-bit groups.
@@ -48,31 +57,24 @@ impl Compress for Swar {
     }
 }
 
-const CONTINUATION_BITS: u64 = 0x8080_8080_8080_8080;
-
-/// Decodes the varint at `p` without a branch on its length for lengths 1..=8. `None` for a
-/// varint that overflows (the caller lets the scalar reference report it).
+/// Decodes the varint of `len` bytes at `p`, whose terminator the caller has already found,
+/// without branching on the length. The flag is set for a varint that overflows (more than 10
+/// bytes, or a 10th byte above 1); its value is then meaningless.
 ///
 /// # Safety
 /// `p` must be valid for reads of 10 bytes.
 #[inline(always)]
-unsafe fn decode_one<X: Compress>(p: *const u8) -> Option<(u64, usize)> {
+unsafe fn decode_known_len<X: Compress>(p: *const u8, len: usize) -> (u64, bool) {
     // SAFETY: the caller guarantees 10 readable bytes at `p`.
-    let (word, b8, b9) = unsafe { (u64::from_le((p as *const u64).read_unaligned()), *p.add(8), *p.add(9)) };
-    let stops = !word & CONTINUATION_BITS;
-    if stops != 0 {
-        // Keep the bits up to and including the first terminator's (clear) top bit.
-        let keep = stops ^ (stops - 1);
-        return Some((X::compress(word & keep), stops.trailing_zeros() as usize / 8 + 1));
-    }
-    let low = X::compress(word);
-    if b8 < 0x80 {
-        return Some((low | (b8 as u64) << 56, 9));
-    }
-    if b9 > 1 {
-        return None;
-    }
-    Some((low | ((b8 & 0x7f) as u64) << 56 | (b9 as u64) << 63, 10))
+    let (low, high) =
+        unsafe { ((p as *const u64).read_unaligned(), (p.add(8) as *const u16).read_unaligned()) };
+    let (low, high) = (u64::from_le(low), u16::from_le(high));
+    // Bytes 0..8 through `X`, bytes 8 and 9 by hand: seven bits each, 70 bits in all, of which
+    // the top six (overflow) fall off the end.
+    let b8 = (high & 0x7f) as u64;
+    let b9 = (high >> 8) as u64;
+    let value = X::compress(low) | b8 << 56 | b9 << 63;
+    (X::low_bits(value, 7 * len as u32), len > 10 || (len == 10 && b9 > 1))
 }
 
 /// The rest of a decode, from input position `pos` and output position `n`, by the reference.
@@ -87,8 +89,14 @@ fn finish<T>(
     scalar::decode_varints(&payload[pos..], &mut out[n..], convert).map(|k| n + k).map_err(|e| e.shifted(pos))
 }
 
-/// Packed varint decode: whole blocks of one-byte values are widened in one go; other blocks
-/// decode varint by varint with the branch-free word decoder; the tail goes to the reference.
+/// Packed varint decode, a block of `BYTES` input bytes at a time.
+///
+/// The block's terminator bits (bytes below 0x80) say where every varint that ends in the block
+/// starts and ends, so the varints are decoded independently of each other: no step waits for
+/// the previous varint's length, and none branches on a length. A block of only terminators is
+/// widened in one go. A varint that starts in the block but ends after it is left for the next
+/// block; anything unusual (an overflowing varint, no terminator in a block) and the tail go to
+/// the reference from the block's start.
 ///
 /// # Safety
 /// The CPU must support the instruction sets of `V` and `X`.
@@ -100,14 +108,16 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, T: Copy>(
 ) -> Result<usize> {
     let src = payload.as_ptr();
     let dst = out.as_mut_ptr();
+    let all = u64::MAX >> (64 - V::BYTES);
     let (mut pos, mut n) = (0usize, 0usize);
-    // A block is entered only with a 16-byte margin after it, so that every varint starting in
-    // it can be read whole (10 bytes) unchecked, and with room for `BYTES` outputs, the most
-    // varints that can start in a block.
+    // A block is entered only with a 16-byte margin after it, so that every varint ending in it
+    // can be read as 10 bytes unchecked, and with room for `BYTES` outputs, the most varints
+    // that can end in a block.
     while payload.len() - pos >= V::BYTES + 16 && out.len() - n >= V::BYTES {
         // SAFETY: `pos + BYTES <= payload.len()`; the caller guarantees the instruction set.
         let block = unsafe { V::load(src.add(pos)) };
-        if block.continuation_bits() == 0 {
+        let mut stops = !block.continuation_bits() & all;
+        if stops == all {
             for i in 0..V::BYTES {
                 // SAFETY: `pos + i < payload.len()` and `n + i < out.len()` by the loop condition.
                 unsafe { dst.add(n + i).write(convert(*src.add(pos + i) as u64)) };
@@ -116,20 +126,29 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, T: Copy>(
             n += V::BYTES;
             continue;
         }
-        let end = pos + V::BYTES;
-        while pos < end {
-            // SAFETY: `pos < end`, so `pos + 10 <= end + 9 < payload.len()` by the margin.
-            match unsafe { decode_one::<X>(src.add(pos)) } {
-                Some((value, len)) => {
-                    // SAFETY: at most `BYTES` varints start in `pos..end`, and there was room
-                    // for `BYTES` outputs at the start of the block.
-                    unsafe { dst.add(n).write(convert(value)) };
-                    n += 1;
-                    pos += len;
-                }
-                None => return finish(payload, out, pos, n, convert),
-            }
+        if stops == 0 {
+            break;
         }
+        let block_n = n;
+        let mut start = 0usize;
+        let mut overflow = false;
+        while stops != 0 {
+            let end = stops.trailing_zeros() as usize;
+            // SAFETY: `start <= end < BYTES`, so 10 bytes from `pos + start` are within the
+            // margin after the block.
+            let (value, bad) = unsafe { decode_known_len::<X>(src.add(pos + start), end + 1 - start) };
+            // SAFETY: one output per terminator in the block, at most `BYTES`, and there was room
+            // for `BYTES` at the block's start.
+            unsafe { dst.add(n).write(convert(value)) };
+            n += 1;
+            overflow |= bad;
+            start = end + 1;
+            stops &= stops - 1;
+        }
+        if overflow {
+            return finish(payload, out, pos, block_n, convert);
+        }
+        pos += start;
     }
     finish(payload, out, pos, n, convert)
 }

@@ -1,7 +1,7 @@
 //! AVX2 with BMI2: 32-byte blocks, PEXT compression.
 
 use crate::arch::generic;
-use core::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_movemask_epi8, _pext_u64};
+use core::arch::x86_64::{__m256i, _bzhi_u64, _mm256_loadu_si256, _mm256_movemask_epi8, _pext_u64};
 
 #[derive(Clone, Copy)]
 pub(crate) struct Avx2(__m256i);
@@ -30,6 +30,13 @@ impl generic::Compress for Pext {
     fn compress(word: u64) -> u64 {
         // SAFETY: only instantiated inside functions compiled with BMI2 enabled.
         unsafe { _pext_u64(word, 0x7f7f_7f7f_7f7f_7f7f) }
+    }
+
+    #[inline(always)]
+    fn low_bits(value: u64, bits: u32) -> u64 {
+        // SAFETY: only instantiated inside functions compiled with BMI2 enabled. BZHI keeps the
+        // whole value for an index of 64 or more, as `low_bits` requires.
+        unsafe { _bzhi_u64(value, bits) }
     }
 }
 
