@@ -89,14 +89,96 @@ fn finish<T>(
     scalar::decode_varints(&payload[pos..], &mut out[n..], convert).map(|k| n + k).map_err(|e| e.shifted(pos))
 }
 
-/// Packed varint decode, a block of `BYTES` input bytes at a time.
+/// The window the block kernel works on: 64 input bytes, whatever the vector width, so that a
+/// mixed window holds enough varints to make the one unpredictable branch per window (the end
+/// of the varint loop) cheap per varint.
+const WINDOW: usize = 64;
+
+/// Bit `i` set when byte `i` of the 64 at `p` is a terminator (below 0x80).
 ///
-/// The block's terminator bits (bytes below 0x80) say where every varint that ends in the block
-/// starts and ends, so the varints are decoded independently of each other: no step waits for
-/// the previous varint's length, and none branches on a length. A block of only terminators is
-/// widened in one go. A varint that starts in the block but ends after it is left for the next
-/// block; anything unusual (an overflowing varint, no terminator in a block) and the tail go to
-/// the reference from the block's start.
+/// # Safety
+/// `p` must be valid for reads of 64 bytes; the CPU must support `V`'s instruction set.
+#[inline(always)]
+unsafe fn terminators<V: Vector>(p: *const u8) -> u64 {
+    let mut continuation = 0u64;
+    for i in 0..WINDOW / V::BYTES {
+        // SAFETY: `i * BYTES + BYTES <= 64` readable bytes.
+        continuation |= unsafe { V::load(p.add(i * V::BYTES)) }.continuation_bits() << (i * V::BYTES);
+    }
+    !continuation
+}
+
+/// Decodes the varint of `len` (1..=8) bytes at `p`, whose terminator the caller has found.
+///
+/// # Safety
+/// `p` must be valid for reads of 8 bytes.
+#[inline(always)]
+unsafe fn decode_short<X: Compress>(p: *const u8, len: usize) -> u64 {
+    // SAFETY: the caller guarantees 8 readable bytes at `p`.
+    let word = u64::from_le(unsafe { (p as *const u64).read_unaligned() });
+    X::low_bits(X::compress(word), 7 * len as u32)
+}
+
+/// Which lengths a window's varints may have, to pick its loop.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lengths {
+    /// 1..=8 bytes.
+    Short,
+    /// Mostly 1..=8, one or two longer.
+    RarelyLong,
+    /// Anything.
+    Any,
+}
+
+/// Decodes every varint that ends in the window at `base`, whose terminator bits are `stops`
+/// (non-zero), into `dst`. Returns the values written, the bytes consumed (through the last
+/// terminator) and whether any varint overflowed (the values are then meaningless).
+///
+/// # Safety
+/// `base` must be valid for reads of 64 + 16 bytes and `dst` for writes of 64 values.
+#[inline(always)]
+unsafe fn decode_window<X: Compress, T>(
+    base: *const u8,
+    mut stops: u64,
+    dst: *mut T,
+    convert: impl Fn(u64) -> T,
+    lengths: Lengths,
+) -> (usize, usize, bool) {
+    let (mut n, mut start, mut overflow) = (0usize, 0usize, false);
+    while stops != 0 {
+        let end = stops.trailing_zeros() as usize;
+        let len = end + 1 - start;
+        // SAFETY: `start <= end < 64`, so the 10 bytes from `base + start` are readable.
+        let p = unsafe { base.add(start) };
+        let value = match lengths {
+            // SAFETY: as above.
+            Lengths::Short => unsafe { decode_short::<X>(p, len) },
+            Lengths::RarelyLong if len <= 8 => unsafe { decode_short::<X>(p, len) },
+            _ => {
+                // SAFETY: as above.
+                let (value, bad) = unsafe { decode_known_len::<X>(p, len) };
+                overflow |= bad;
+                value
+            }
+        };
+        // SAFETY: one value per terminator, at most 64, and `dst` has room for 64.
+        unsafe { dst.add(n).write(convert(value)) };
+        n += 1;
+        start = end + 1;
+        stops &= stops - 1;
+    }
+    (n, start, overflow)
+}
+
+/// Packed varint decode, a 64-byte window at a time.
+///
+/// The window's terminator bits (bytes below 0x80) say where every varint that ends in it
+/// starts and ends, so the varints decode independently of each other: no step waits for the
+/// previous varint's length, and none branches on a length. A window of only terminators is
+/// widened in one go; one with no run of eight continuation bytes (so no varint over 8 bytes)
+/// takes the short-varint loop; others the full one. A varint that starts in the window but ends
+/// after it is left for the next window. Anything unusual (an overflowing varint, no terminator
+/// in a window) and the tail go to the reference from the window's start.
 ///
 /// # Safety
 /// The CPU must support the instruction sets of `V` and `X`.
@@ -108,47 +190,46 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, T: Copy>(
 ) -> Result<usize> {
     let src = payload.as_ptr();
     let dst = out.as_mut_ptr();
-    let all = u64::MAX >> (64 - V::BYTES);
     let (mut pos, mut n) = (0usize, 0usize);
-    // A block is entered only with a 16-byte margin after it, so that every varint ending in it
-    // can be read as 10 bytes unchecked, and with room for `BYTES` outputs, the most varints
-    // that can end in a block.
-    while payload.len() - pos >= V::BYTES + 16 && out.len() - n >= V::BYTES {
-        // SAFETY: `pos + BYTES <= payload.len()`; the caller guarantees the instruction set.
-        let block = unsafe { V::load(src.add(pos)) };
-        let mut stops = !block.continuation_bits() & all;
-        if stops == all {
-            for i in 0..V::BYTES {
+    // A window is entered only with a 16-byte margin after it, so that every varint ending in
+    // it can be read as 10 bytes unchecked, and with room for 64 outputs, the most varints that
+    // can end in a window.
+    while payload.len() - pos >= WINDOW + 16 && out.len() - n >= WINDOW {
+        // SAFETY: `pos + 64 <= payload.len()`; the caller guarantees the instruction set.
+        let base = unsafe { src.add(pos) };
+        let stops = unsafe { terminators::<V>(base) };
+        if stops == u64::MAX {
+            for i in 0..WINDOW {
                 // SAFETY: `pos + i < payload.len()` and `n + i < out.len()` by the loop condition.
-                unsafe { dst.add(n + i).write(convert(*src.add(pos + i) as u64)) };
+                unsafe { dst.add(n + i).write(convert(*base.add(i) as u64)) };
             }
-            pos += V::BYTES;
-            n += V::BYTES;
+            pos += WINDOW;
+            n += WINDOW;
             continue;
         }
         if stops == 0 {
             break;
         }
-        let block_n = n;
-        let mut start = 0usize;
-        let mut overflow = false;
-        while stops != 0 {
-            let end = stops.trailing_zeros() as usize;
-            // SAFETY: `start <= end < BYTES`, so 10 bytes from `pos + start` are within the
-            // margin after the block.
-            let (value, bad) = unsafe { decode_known_len::<X>(src.add(pos + start), end + 1 - start) };
-            // SAFETY: one output per terminator in the block, at most `BYTES`, and there was room
-            // for `BYTES` at the block's start.
-            unsafe { dst.add(n).write(convert(value)) };
-            n += 1;
-            overflow |= bad;
-            start = end + 1;
-            stops &= stops - 1;
-        }
+        // Bit i set when bytes i..i+8 all carry on; shifted to the terminator, the ends of the
+        // varints longer than 8 bytes.
+        let carry = !stops;
+        let carry2 = carry & carry >> 1;
+        let carry4 = carry2 & carry2 >> 2;
+        let long_ends = (carry4 & carry4 >> 4) << 8 & stops;
+        let lengths = match long_ends.count_ones() {
+            0 => Lengths::Short,
+            // A rare long varint is cheaper as a predictable branch than paid for by every one.
+            1..=2 => Lengths::RarelyLong,
+            _ => Lengths::Any,
+        };
+        // SAFETY: the loop condition gives the 64 + 16 readable bytes and 64 outputs of room.
+        let (written, consumed, overflow) =
+            unsafe { decode_window::<X, T>(base, stops, dst.add(n), convert, lengths) };
         if overflow {
-            return finish(payload, out, pos, block_n, convert);
+            return finish(payload, out, pos, n, convert);
         }
-        pos += start;
+        n += written;
+        pos += consumed;
     }
     finish(payload, out, pos, n, convert)
 }
