@@ -16,11 +16,12 @@
 
 use std::io::{self, Write};
 
-use pbwire::fields::{fields, validate_with_depth_limit, Field, Value};
+use pbwire::fields::{validate_with_depth_limit, Field, Fields, Value};
 use pbwire::stream::delimited;
 use pbwire::Error;
 
 use crate::out::Out;
+use crate::protoc::{self, Rules, TOP_GROUP_DEPTH};
 
 /// protoc's budget for guessing nested messages (`kUnknownFieldRecursionLimit`).
 pub const DEFAULT_MAX_DEPTH: u32 = 10;
@@ -40,11 +41,21 @@ pub struct Options {
     pub delimited: bool,
     /// The budget for guessing nested messages.
     pub max_depth: u32,
+    /// pbwire's own semantics instead of protoc's leniencies (see [`crate::protoc`]): tags
+    /// must fit 32 bits, a varint's 10th byte must be 0 or 1, length prefixes may take 10 bytes.
+    pub strict: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { json: false, offsets: false, hex: false, delimited: false, max_depth: DEFAULT_MAX_DEPTH }
+        Options {
+            json: false,
+            offsets: false,
+            hex: false,
+            delimited: false,
+            max_depth: DEFAULT_MAX_DEPTH,
+            strict: false,
+        }
     }
 }
 
@@ -104,6 +115,31 @@ struct Printer<W: Write> {
     opts: Options,
 }
 
+/// Where a message sits: its offset in the input, how it is read, and whether it is the top
+/// level (whose groups have not been checked yet).
+#[derive(Clone, Copy)]
+struct At {
+    base: usize,
+    reader: Reader,
+    top: bool,
+}
+
+impl At {
+    fn fields(self, message: &[u8]) -> Iter<'_> {
+        let depth = match (self.top, self.reader) {
+            (false, _) => None,
+            (true, Reader::Strict) => Some(i64::from(pbwire::wire::DEFAULT_DEPTH_LIMIT)),
+            (true, Reader::Protoc(_)) => Some(TOP_GROUP_DEPTH),
+        };
+        self.reader.fields(message, depth)
+    }
+
+    /// A nested payload at `offset` (a message guessed, or a group's content).
+    fn inner(self, offset: usize, reader: Reader) -> At {
+        At { base: self.base + offset, reader, top: false }
+    }
+}
+
 fn wire_type_name(v: &Value<'_>) -> &'static str {
     match v {
         Value::Varint(_) => "varint",
@@ -114,21 +150,84 @@ fn wire_type_name(v: &Value<'_>) -> &'static str {
     }
 }
 
-/// Whether protoc would print `payload` as a nested message with `budget` left.
-fn guess_message(payload: &[u8], budget: i64) -> bool {
-    !payload.is_empty()
-        && budget > 0
-        && validate_with_depth_limit(payload, budget.min(i64::from(MAX_MAX_DEPTH)) as u8).is_ok()
+/// How a message's fields are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reader {
+    /// pbwire's field iterator.
+    Strict,
+    /// protoc's reading, top level or guessing.
+    Protoc(Rules),
+}
+
+/// The fields, read one way or the other.
+enum Iter<'a> {
+    Strict(Fields<'a>),
+    Protoc(protoc::Fields<'a>),
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = pbwire::Result<Field<'a>>;
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Iter::Strict(it) => it.next(),
+            Iter::Protoc(it) => it.next(),
+        }
+    }
+}
+
+impl Reader {
+    /// The fields of a message at the top level or nested (`group_depth`: how deep groups may
+    /// nest; group contents have been checked already, so they are read with no limit).
+    fn fields(self, message: &[u8], group_depth: Option<i64>) -> Iter<'_> {
+        match self {
+            Reader::Strict => {
+                let d =
+                    group_depth.map_or(MAX_MAX_DEPTH as u8, |d| d.clamp(0, i64::from(MAX_MAX_DEPTH)) as u8);
+                Iter::Strict(Fields::with_depth_limit(message, d))
+            }
+            Reader::Protoc(rules) => {
+                Iter::Protoc(protoc::fields(message, rules, group_depth.unwrap_or(i64::MAX)))
+            }
+        }
+    }
+
+    /// How a length-delimited payload is read if it is taken for a message.
+    fn nested(self) -> Reader {
+        match self {
+            Reader::Strict => Reader::Strict,
+            Reader::Protoc(_) => Reader::Protoc(Rules::Nested),
+        }
+    }
+
+    /// Whether a length-delimited payload is printed as a message, with `budget` left: protoc
+    /// tries it when the budget is positive, with groups allowed as deep as the budget.
+    fn guess_message(self, payload: &[u8], budget: i64) -> bool {
+        match self {
+            Reader::Strict => {
+                !payload.is_empty()
+                    && budget > 0
+                    && validate_with_depth_limit(payload, budget.min(i64::from(MAX_MAX_DEPTH)) as u8).is_ok()
+            }
+            Reader::Protoc(_) => protoc::parses_as_message(payload, budget),
+        }
+    }
 }
 
 impl<W: Write> Printer<W> {
+    fn top(&self, base: usize) -> At {
+        let reader = if self.opts.strict { Reader::Strict } else { Reader::Protoc(Rules::Top) };
+        At { base, reader, top: true }
+    }
+
     fn single(&mut self, input: &[u8]) -> Result<(), Failure> {
         let budget = i64::from(self.opts.max_depth);
+        let at = self.top(0);
         if self.opts.json {
             self.out.str("{\"offset\":0,\"length\":");
             self.out.dec(input.len() as u64);
             self.out.str(",\"fields\":[");
-            let r = self.json_fields(input, 0, budget);
+            let r = self.json_fields(input, at, budget);
             self.out.byte(b']');
             if let Err(Failure::Malformed(m)) = &r {
                 self.json_error(m);
@@ -136,7 +235,7 @@ impl<W: Write> Printer<W> {
             self.out.str("}\n");
             r
         } else {
-            self.text_fields(input, 0, 0, budget)
+            self.text_fields(input, at, 0, budget)
         }
     }
 
@@ -173,7 +272,7 @@ impl<W: Write> Printer<W> {
                 self.out.str(",\"length\":");
                 self.out.dec(message.len() as u64);
                 self.out.str(",\"fields\":[");
-                let r = self.json_fields(message, base, budget);
+                let r = self.json_fields(message, self.top(base), budget);
                 self.out.byte(b']');
                 if let Err(Failure::Malformed(m)) = &r {
                     self.json_error(m);
@@ -188,7 +287,7 @@ impl<W: Write> Printer<W> {
                 self.out.str(" len ");
                 self.out.dec(message.len() as u64);
                 self.out.byte(b'\n');
-                self.text_fields(message, base, 0, budget)
+                self.text_fields(message, self.top(base), 0, budget)
             };
             match r {
                 Ok(()) => {}
@@ -228,8 +327,9 @@ impl<W: Write> Printer<W> {
     }
 
     /// The fields of `message` (at `base` in the input) in protoc's text format.
-    fn text_fields(&mut self, message: &[u8], base: usize, level: usize, budget: i64) -> Result<(), Failure> {
-        for field in fields(message) {
+    fn text_fields(&mut self, message: &[u8], at: At, level: usize, budget: i64) -> Result<(), Failure> {
+        let base = at.base;
+        for field in at.fields(message) {
             let f = field.map_err(|error| Malformed { error: error.shifted(base), message: None })?;
             self.out.indent(level);
             self.out.dec(u64::from(f.number));
@@ -246,8 +346,8 @@ impl<W: Write> Printer<W> {
                     self.out.str(": 0x");
                     self.out.hex(v, 16);
                 }
-                Value::Len(p) if guess_message(p, budget) => {
-                    self.block(&f, p, base, level, budget)?;
+                Value::Len(p) if at.reader.guess_message(p, budget) => {
+                    self.block(&f, p, at.inner(f.value_offset, at.reader.nested()), base, level, budget)?;
                     continue;
                 }
                 Value::Len(p) => {
@@ -265,7 +365,7 @@ impl<W: Write> Printer<W> {
                 Value::Group(g) => {
                     // protoc spends budget on groups too, without checking it: the parse has
                     // already limited their depth.
-                    self.block(&f, g, base, level, budget)?;
+                    self.block(&f, g, at.inner(f.value_offset, at.reader), base, level, budget)?;
                     continue;
                 }
             }
@@ -280,6 +380,7 @@ impl<W: Write> Printer<W> {
         &mut self,
         f: &Field<'_>,
         content: &[u8],
+        inner: At,
         base: usize,
         level: usize,
         budget: i64,
@@ -287,7 +388,7 @@ impl<W: Write> Printer<W> {
         self.out.str(" {");
         self.offsets_comment(f, base);
         self.out.byte(b'\n');
-        self.text_fields(content, base + f.value_offset, level + 1, budget - 1)?;
+        self.text_fields(content, inner, level + 1, budget - 1)?;
         self.out.indent(level);
         self.out.str("}\n");
         self.out.maybe_flush()?;
@@ -332,8 +433,9 @@ impl<W: Write> Printer<W> {
     }
 
     /// The fields of `message` as JSON objects, comma-separated.
-    fn json_fields(&mut self, message: &[u8], base: usize, budget: i64) -> Result<(), Failure> {
-        for (i, field) in fields(message).enumerate() {
+    fn json_fields(&mut self, message: &[u8], at: At, budget: i64) -> Result<(), Failure> {
+        let base = at.base;
+        for (i, field) in at.fields(message).enumerate() {
             let f = field.map_err(|error| Malformed { error: error.shifted(base), message: None })?;
             if i > 0 {
                 self.out.byte(b',');
@@ -360,9 +462,9 @@ impl<W: Write> Printer<W> {
                     self.out.dec((base + f.value_offset) as u64);
                     self.out.str(",\"payload_length\":");
                     self.out.dec(p.len() as u64);
-                    if guess_message(p, budget) {
+                    if at.reader.guess_message(p, budget) {
                         self.out.str(",\"fields\":[");
-                        self.json_fields(p, base + f.value_offset, budget - 1)?;
+                        self.json_fields(p, at.inner(f.value_offset, at.reader.nested()), budget - 1)?;
                         self.out.byte(b']');
                     } else {
                         self.out.str(",\"hex\":\"");
@@ -381,7 +483,7 @@ impl<W: Write> Printer<W> {
                     self.out.str(",\"payload_length\":");
                     self.out.dec(g.len() as u64);
                     self.out.str(",\"fields\":[");
-                    self.json_fields(g, base + f.value_offset, budget - 1)?;
+                    self.json_fields(g, at.inner(f.value_offset, at.reader), budget - 1)?;
                     self.out.byte(b']');
                 }
             }

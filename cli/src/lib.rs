@@ -14,6 +14,7 @@ pub mod gen;
 pub mod input;
 pub mod inspect;
 mod out;
+pub mod protoc;
 
 /// The tour's sample: `{ order_id: 150, buyer: { user_id: 7, user_name: "a" }, sku_ids: [5, 6],
 /// paid: true }`, a `TradeOrder`.
