@@ -24,6 +24,8 @@ inspect decodes a message without its schema and prints what `protoc --decode_ra
   --delimited    the input is a stream of varint-length-prefixed messages
   --hex          hex dumps of the length-delimited payloads printed as strings
   --max-depth N  budget for guessing nested messages (default 10, as protoc; 0..=255)
+  --strict       pbwire's own wire rules instead of protoc 3.21's leniencies (tags over 32
+                 bits, 10th varint byte above 1 are errors; 10-byte length prefixes are fine)
 
 exit status: 0 ok, 1 malformed input (the error and its byte offset on stderr, the fields
 decoded before it on stdout), 2 usage or I/O error";
@@ -83,6 +85,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cmd, String> {
                     Some("--json") => opts.json = true,
                     Some("--delimited") => opts.delimited = true,
                     Some("--hex") => opts.hex = true,
+                    Some("--strict") => opts.strict = true,
                     Some("--max-depth") => {
                         let n = parse_num("--max-depth", args.next())?;
                         if n > u64::from(MAX_MAX_DEPTH) {
