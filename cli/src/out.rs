@@ -85,31 +85,20 @@ impl<W: Write> Out<W> {
     /// octal, UTF-8 included.
     #[inline]
     pub fn c_escaped(&mut self, b: &[u8]) {
+        self.buf.reserve(b.len());
         let mut start = 0;
         for (i, &c) in b.iter().enumerate() {
-            let esc: &[u8] = match c {
-                b'\n' => b"\\n",
-                b'\r' => b"\\r",
-                b'\t' => b"\\t",
-                b'"' => b"\\\"",
-                b'\'' => b"\\'",
-                b'\\' => b"\\\\",
-                0x20..=0x7e => continue,
-                _ => {
-                    self.buf.extend_from_slice(&b[start..i]);
-                    start = i + 1;
-                    self.buf.extend_from_slice(&[
-                        b'\\',
-                        b'0' + (c >> 6),
-                        b'0' + ((c >> 3) & 7),
-                        b'0' + (c & 7),
-                    ]);
-                    continue;
-                }
-            };
+            let e = C_ESCAPES[usize::from(c)];
+            if e == 0 {
+                continue;
+            }
             self.buf.extend_from_slice(&b[start..i]);
-            self.buf.extend_from_slice(esc);
             start = i + 1;
+            if e == 1 {
+                self.buf.extend_from_slice(&[b'\\', b'0' + (c >> 6), b'0' + ((c >> 3) & 7), b'0' + (c & 7)]);
+            } else {
+                self.buf.extend_from_slice(&[b'\\', e]);
+            }
         }
         self.buf.extend_from_slice(&b[start..]);
     }
@@ -150,6 +139,23 @@ impl<W: Write> Out<W> {
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Per byte: 0 printed as is, 1 as octal, else the letter after a backslash.
+const C_ESCAPES: [u8; 256] = {
+    let mut t = [1u8; 256];
+    let mut c = 0x20;
+    while c < 0x7f {
+        t[c] = 0;
+        c += 1;
+    }
+    t[b'\n' as usize] = b'n';
+    t[b'\r' as usize] = b'r';
+    t[b'\t' as usize] = b't';
+    t[b'"' as usize] = b'"';
+    t[b'\'' as usize] = b'\'';
+    t[b'\\' as usize] = b'\\';
+    t
+};
 
 #[cfg(test)]
 mod tests {
