@@ -58,7 +58,8 @@ impl Op {
         }
     }
 
-    const fn on_message(self) -> bool {
+    /// Whether the kernel scans a message (inline scalar code, the same on every backend).
+    pub const fn on_message(self) -> bool {
         matches!(self, Op::Fields | Op::Validate)
     }
 }
@@ -99,7 +100,8 @@ fn run_once(op: Op, k: &Kernel, data: &[u8], s: &mut Scratch) -> usize {
     black_box(r)
 }
 
-/// Repeats `op` for about `time`; returns (values, bytes, elapsed).
+/// Runs `op` for about `time`, in five samples; returns (values, bytes, seconds) of the fastest
+/// sample (the least disturbed by other work on the machine).
 fn measure(
     op: Op,
     k: &Kernel,
@@ -109,23 +111,32 @@ fn measure(
     s: &mut Scratch,
 ) -> (f64, f64, f64) {
     run_once(op, k, black_box(data), s); // warm up
-    let start = Instant::now();
-    let mut reps = 0u64;
-    loop {
-        run_once(op, k, black_box(data), s);
-        reps += 1;
-        let el = start.elapsed();
-        if el >= time {
-            let secs = el.as_secs_f64();
-            return (reps as f64 * values as f64, reps as f64 * data.len() as f64, secs);
+    let mut best: Option<(f64, f64, f64)> = None;
+    for _ in 0..5 {
+        let start = Instant::now();
+        let mut reps = 0u64;
+        let secs = loop {
+            run_once(op, k, black_box(data), s);
+            reps += 1;
+            let el = start.elapsed();
+            if el >= time / 5 {
+                break el.as_secs_f64();
+            }
+        };
+        let sample = (reps as f64 * values as f64, reps as f64 * data.len() as f64, secs);
+        if best.is_none_or(|b| sample.0 / sample.2 > b.0 / b.2) {
+            best = Some(sample);
         }
     }
+    best.expect("five samples")
 }
 
-/// Measures every kernel on every distribution and backend; reports progress to `progress`.
+/// Measures every kernel on every distribution and backend (the message scans, which pbwire
+/// does not dispatch, on the scalar code only); reports progress to `progress`.
 pub fn run(cfg: &Config, mut progress: impl Write) -> Vec<Row> {
     let backends: Vec<Backend> = backends::available().collect();
-    let total = Op::ALL.len() * Distribution::ALL.len() * backends.len();
+    let per_dist = Op::ALL.iter().map(|op| if op.on_message() { 1 } else { backends.len() }).sum::<usize>();
+    let total = per_dist * Distribution::ALL.len();
     let mut s = Scratch { u64s: vec![0; cfg.values], u32s: vec![0; cfg.values], i64s: vec![0; cfg.values] };
     let mut rows = Vec::with_capacity(total);
     for dist in Distribution::ALL {
@@ -134,7 +145,8 @@ pub fn run(cfg: &Config, mut progress: impl Write) -> Vec<Row> {
         for op in Op::ALL {
             let data = if op.on_message() { &message } else { &packed };
             let mut scalar = None;
-            for &b in &backends {
+            let on: &[Backend] = if op.on_message() { &[Backend::Scalar] } else { &backends };
+            for &b in on {
                 let _ = write!(
                     progress,
                     "\rbench {:>3}/{total}: {:<14} {:<10} {:<8}",
@@ -183,6 +195,7 @@ pub fn table(rows: &[Row], mut w: impl Write) -> io::Result<()> {
             r.ratio
         )?;
     }
+    writeln!(w, "(fields and validate are inline scalar code, not dispatched: one row each)")?;
     Ok(())
 }
 
@@ -208,12 +221,13 @@ mod tests {
         let cfg = Config { values: 100, time: Duration::from_micros(200) };
         let mut progress = Vec::new();
         let rows = run(&cfg, &mut progress);
-        assert_eq!(rows.len(), Op::ALL.len() * Distribution::ALL.len() * backends::available().count());
+        let n = backends::available().count();
+        assert_eq!(rows.len(), (4 * n + 2) * Distribution::ALL.len());
         assert!(rows.iter().all(|r| r.values_per_sec > 0.0 && r.gb_per_sec > 0.0));
         assert!(rows.iter().filter(|r| r.backend == Backend::Scalar).all(|r| r.ratio == 1.0));
         assert!(String::from_utf8(progress).unwrap().contains("bench   1/"));
         let mut out = Vec::new();
         table(&rows, &mut out).unwrap();
-        assert_eq!(String::from_utf8(out).unwrap().lines().count(), rows.len() + 1);
+        assert_eq!(String::from_utf8(out).unwrap().lines().count(), rows.len() + 2);
     }
 }

@@ -13,8 +13,13 @@ pub fn features() -> Vec<(&'static str, bool)> {
             ("sse2", std::is_x86_feature_detected!("sse2")),
             ("ssse3", std::is_x86_feature_detected!("ssse3")),
             ("avx2", std::is_x86_feature_detected!("avx2")),
+            ("bmi1", std::is_x86_feature_detected!("bmi1")),
             ("bmi2", std::is_x86_feature_detected!("bmi2")),
+            ("lzcnt", std::is_x86_feature_detected!("lzcnt")),
+            ("popcnt", std::is_x86_feature_detected!("popcnt")),
+            ("avx512f", std::is_x86_feature_detected!("avx512f")),
             ("avx512bw", std::is_x86_feature_detected!("avx512bw")),
+            ("avx512vl", std::is_x86_feature_detected!("avx512vl")),
             ("avx512vbmi2", std::is_x86_feature_detected!("avx512vbmi2")),
         ]
     }
@@ -31,8 +36,8 @@ pub fn features() -> Vec<(&'static str, bool)> {
 /// The kernels and the backend each one runs on this CPU.
 pub fn kernel_backends() -> Vec<(&'static str, Backend)> {
     let d = backends::detected();
-    // Every bulk kernel goes through the same dispatch; the single-value decoders and the
-    // field iterator are inline scalar code by design.
+    // Every bulk kernel goes through the same dispatch (`pbwire::backend`); the single-value
+    // decoders and the field iterator are inline scalar code by design.
     vec![
         ("packed decode (varint types)", d),
         ("count_varints", d),

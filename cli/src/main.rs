@@ -167,9 +167,9 @@ fn tour() -> ExitCode {
     if let Err(e) = cpu::report(io::stdout().lock()) {
         return io_exit(&e);
     }
-    println!("\n$ pbwire bench --time-ms 40           # quick; `pbwire bench` measures longer");
+    println!("\n$ pbwire bench --time-ms 12           # quick; `pbwire bench` measures longer");
     let _ = io::stdout().flush();
-    let code = run_bench(&bench::Config { values: 20_000, time: Duration::from_millis(40) });
+    let code = run_bench(&bench::Config { values: 20_000, time: Duration::from_millis(12) });
     println!("\nMore: pbwire help");
     code
 }

@@ -174,6 +174,8 @@ fn cpu_reports_backends() {
     assert_eq!(o.status.code(), Some(0));
     let s = stdout(&o);
     assert!(s.contains("backends available: scalar") && s.contains("count_varints"), "{s}");
+    let detected = pbwire::backend::detected().name();
+    assert!(s.contains(&format!("backend detected:   {detected}")), "{s}");
     #[cfg(target_arch = "x86_64")]
     assert!(s.contains("sse2         yes") && s.contains("avx512vbmi2"), "{s}");
 }
@@ -184,10 +186,15 @@ fn bench_table_and_progress() {
     assert_eq!(o.status.code(), Some(0));
     let s = stdout(&o);
     assert!(s.starts_with("kernel "), "{s}");
-    // 6 kernels x 4 distributions per backend, plus the header.
-    assert_eq!((s.lines().count() - 1) % 24, 0, "{s}");
-    assert!(s.contains("decode_sint64  realistic  scalar"), "{s}");
-    assert!(stderr(&o).contains("bench  24/24"), "{}", stderr(&o));
+    // 4 packed kernels per backend and 2 message scans, on 4 distributions; header and note.
+    let backends = pbwire::backend::available().count();
+    let rows = 4 * (4 * backends + 2);
+    assert_eq!(s.lines().count(), rows + 2, "{s}");
+    for b in pbwire::backend::available() {
+        assert!(s.contains(&format!("decode_sint64  realistic  {:<8}", b.name())), "{s}");
+    }
+    assert!(s.contains("validate       u64-mixed  scalar"), "{s}");
+    assert!(stderr(&o).contains(&format!("bench {rows:>3}/{rows}")), "{}", stderr(&o));
 }
 
 #[test]
