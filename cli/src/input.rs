@@ -40,7 +40,11 @@ fn from_file(file: File) -> io::Result<Input> {
         // SAFETY: the map is read-only and private to this process; another process truncating
         // or rewriting the file while we read it is outside what this tool can guard against
         // (the same holds for every mmap-based reader).
-        return Ok(Input::Mapped(unsafe { Mmap::map(&file)? }));
+        let map = unsafe { Mmap::map(&file)? };
+        // Read front to back: let the kernel read ahead (a hint; failure changes nothing).
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Sequential);
+        return Ok(Input::Mapped(map));
     }
     let mut v = Vec::new();
     (&file).read_to_end(&mut v)?;

@@ -193,3 +193,40 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Result<Cmd, String> {
+        parse(a.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn inspect_options() {
+        let Ok(Cmd::Inspect(o, p)) = args(&["inspect", "--json", "--max-depth=3", "--offsets", "x.pb"])
+        else {
+            panic!("not an inspect command")
+        };
+        assert!(o.json && o.offsets && !o.hex && !o.delimited && !o.strict && o.max_depth == 3);
+        assert_eq!(p, Some(PathBuf::from("x.pb")));
+        let Ok(Cmd::Inspect(_, p)) = args(&["inspect", "--", "--odd-name"]) else { panic!() };
+        assert_eq!(p, Some(PathBuf::from("--odd-name")));
+        let Ok(Cmd::Inspect(o, None)) = args(&["inspect", "--hex", "--delimited", "--strict"]) else {
+            panic!()
+        };
+        assert!(o.hex && o.delimited && o.strict && o.max_depth == inspect::DEFAULT_MAX_DEPTH);
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(args(&["inspect", "--max-depth", "256"]).err().unwrap(), "--max-depth: at most 255");
+        assert_eq!(args(&["inspect", "--max-depth"]).err().unwrap(), "--max-depth needs a value");
+        assert_eq!(args(&["inspect", "--color"]).err().unwrap(), "inspect: unknown option --color");
+        assert_eq!(args(&["cpu", "x"]).err().unwrap(), "cpu: unexpected argument x");
+        assert_eq!(args(&["nope"]).err().unwrap(), "unknown command nope");
+        assert!(matches!(args(&[]), Ok(Cmd::Tour)));
+        let Ok(Cmd::Bench(c)) = args(&["bench", "--time-ms=5", "--values", "0"]) else { panic!() };
+        assert_eq!((c.time, c.values), (Duration::from_millis(5), 1));
+    }
+}
