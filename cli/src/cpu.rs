@@ -1,0 +1,66 @@
+//! `pbwire cpu`: the CPU features pbwire's backends care about, and the backend each kernel
+//! uses.
+
+use std::io::{self, Write};
+
+use crate::backends::{self, Backend};
+
+/// The features detected at run time, as (name, present) pairs, for this architecture.
+pub fn features() -> Vec<(&'static str, bool)> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        vec![
+            ("sse2", std::is_x86_feature_detected!("sse2")),
+            ("ssse3", std::is_x86_feature_detected!("ssse3")),
+            ("avx2", std::is_x86_feature_detected!("avx2")),
+            ("bmi1", std::is_x86_feature_detected!("bmi1")),
+            ("bmi2", std::is_x86_feature_detected!("bmi2")),
+            ("lzcnt", std::is_x86_feature_detected!("lzcnt")),
+            ("popcnt", std::is_x86_feature_detected!("popcnt")),
+            ("avx512f", std::is_x86_feature_detected!("avx512f")),
+            ("avx512bw", std::is_x86_feature_detected!("avx512bw")),
+            ("avx512vl", std::is_x86_feature_detected!("avx512vl")),
+            ("avx512vbmi2", std::is_x86_feature_detected!("avx512vbmi2")),
+        ]
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        vec![("neon", std::arch::is_aarch64_feature_detected!("neon"))]
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        Vec::new()
+    }
+}
+
+/// The kernels and the backend each one runs on this CPU.
+pub fn kernel_backends() -> Vec<(&'static str, Backend)> {
+    let d = backends::detected();
+    // Every bulk kernel goes through the same dispatch (`pbwire::backend`); the single-value
+    // decoders and the field iterator are inline scalar code by design.
+    vec![
+        ("packed decode (varint types)", d),
+        ("count_varints", d),
+        ("message scan (fields, validate)", Backend::Scalar),
+    ]
+}
+
+/// Writes the report.
+pub fn report(mut w: impl Write) -> io::Result<()> {
+    writeln!(w, "arch: {}", std::env::consts::ARCH)?;
+    let feats = features();
+    if feats.is_empty() {
+        writeln!(w, "features: (none probed on this architecture)")?;
+    }
+    for (name, on) in feats {
+        writeln!(w, "  {name:<12} {}", if on { "yes" } else { "no" })?;
+    }
+    let names: Vec<&str> = backends::available().map(Backend::name).collect();
+    writeln!(w, "backends available: {}", names.join(", "))?;
+    writeln!(w, "backend detected:   {}", backends::detected().name())?;
+    writeln!(w, "kernels:")?;
+    for (kernel, b) in kernel_backends() {
+        writeln!(w, "  {kernel:<32} {}", b.name())?;
+    }
+    Ok(())
+}
