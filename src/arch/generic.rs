@@ -151,8 +151,9 @@ unsafe fn decode_window<X: Compress, T>(
         // SAFETY: `start <= end < 64`, so the 10 bytes from `base + start` are readable.
         let p = unsafe { base.add(start) };
         let value = match lengths {
-            // SAFETY: as above.
+            // SAFETY: as above (`decode_short` needs 8 of them).
             Lengths::Short => unsafe { decode_short::<X>(p, len) },
+            // SAFETY: as above.
             Lengths::RarelyLong if len <= 8 => unsafe { decode_short::<X>(p, len) },
             _ => {
                 // SAFETY: as above.
@@ -195,8 +196,9 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, T: Copy>(
     // it can be read as 10 bytes unchecked, and with room for 64 outputs, the most varints that
     // can end in a window.
     while payload.len() - pos >= WINDOW + 16 && out.len() - n >= WINDOW {
-        // SAFETY: `pos + 64 <= payload.len()`; the caller guarantees the instruction set.
+        // SAFETY: `pos + 64 <= payload.len()`.
         let base = unsafe { src.add(pos) };
+        // SAFETY: 64 readable bytes at `base`; the caller guarantees the instruction set.
         let stops = unsafe { terminators::<V>(base) };
         if stops == u64::MAX {
             for i in 0..WINDOW {
