@@ -119,16 +119,14 @@ unsafe fn decode_short<X: Compress>(p: *const u8, len: usize) -> u64 {
     X::low_bits(X::compress(word), 7 * len as u32)
 }
 
-/// Which lengths a window's varints may have, to pick its loop.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Lengths {
-    /// 1..=8 bytes.
-    Short,
-    /// Mostly 1..=8, one or two longer.
-    RarelyLong,
-    /// Anything.
-    Any,
-}
+/// Which lengths a window's varints may have, to pick its loop (const parameters, so each
+/// loop is compiled without the others' checks).
+/// 1..=8 bytes.
+const SHORT: u8 = 0;
+/// Mostly 1..=8, one or two longer.
+const RARELY_LONG: u8 = 1;
+/// Anything.
+const ANY: u8 = 2;
 
 /// Decodes every varint that ends in the window at `base`, whose terminator bits are `stops`
 /// (non-zero), into `dst`. Returns the values written, the bytes consumed (through the last
@@ -137,12 +135,11 @@ enum Lengths {
 /// # Safety
 /// `base` must be valid for reads of 64 + 16 bytes and `dst` for writes of 64 values.
 #[inline(always)]
-unsafe fn decode_window<X: Compress, T>(
+unsafe fn decode_window<X: Compress, T, const LENGTHS: u8>(
     base: *const u8,
     mut stops: u64,
     dst: *mut T,
     convert: impl Fn(u64) -> T,
-    lengths: Lengths,
 ) -> (usize, usize, bool) {
     let (mut n, mut start, mut overflow) = (0usize, 0usize, false);
     while stops != 0 {
@@ -150,11 +147,11 @@ unsafe fn decode_window<X: Compress, T>(
         let len = end + 1 - start;
         // SAFETY: `start <= end < 64`, so the 10 bytes from `base + start` are readable.
         let p = unsafe { base.add(start) };
-        let value = match lengths {
+        let value = match LENGTHS {
             // SAFETY: as above (`decode_short` needs 8 of them).
-            Lengths::Short => unsafe { decode_short::<X>(p, len) },
+            SHORT => unsafe { decode_short::<X>(p, len) },
             // SAFETY: as above.
-            Lengths::RarelyLong if len <= 8 => unsafe { decode_short::<X>(p, len) },
+            RARELY_LONG if len <= 8 => unsafe { decode_short::<X>(p, len) },
             _ => {
                 // SAFETY: as above.
                 let (value, bad) = unsafe { decode_known_len::<X>(p, len) };
@@ -218,15 +215,16 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, T: Copy>(
         let carry2 = carry & carry >> 1;
         let carry4 = carry2 & carry2 >> 2;
         let long_ends = (carry4 & carry4 >> 4) << 8 & stops;
-        let lengths = match long_ends.count_ones() {
-            0 => Lengths::Short,
-            // A rare long varint is cheaper as a predictable branch than paid for by every one.
-            1..=2 => Lengths::RarelyLong,
-            _ => Lengths::Any,
-        };
         // SAFETY: the loop condition gives the 64 + 16 readable bytes and 64 outputs of room.
-        let (written, consumed, overflow) =
-            unsafe { decode_window::<X, T>(base, stops, dst.add(n), convert, lengths) };
+        let (written, consumed, overflow) = unsafe {
+            let dst = dst.add(n);
+            match long_ends.count_ones() {
+                0 => decode_window::<X, T, SHORT>(base, stops, dst, convert),
+                // A rare long varint is cheaper as a predictable branch than paid for by all.
+                1..=2 => decode_window::<X, T, RARELY_LONG>(base, stops, dst, convert),
+                _ => decode_window::<X, T, ANY>(base, stops, dst, convert),
+            }
+        };
         if overflow {
             return finish(payload, out, pos, n, convert);
         }
