@@ -11,6 +11,7 @@
 //! | [`fields`] | a zero-copy iterator over a message's fields, and structural validation |
 //! | [`packed`] | packed repeated fields: bulk decode into slices, encode, zero-copy fixed views |
 //! | [`stream`] | streams of length-prefixed messages |
+//! | [`backend`] | which SIMD backend runs the bulk kernels; calling a chosen one |
 //!
 //! Every error is an [`Error`]: an [`ErrorKind`] and the byte offset where it was found.
 //!
@@ -42,6 +43,7 @@ extern crate alloc;
 extern crate std;
 
 mod arch;
+pub mod backend;
 mod error;
 pub mod fields;
 pub mod packed;

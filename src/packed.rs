@@ -25,46 +25,49 @@
 //! assert_eq!(out, payload);
 //! ```
 
-use crate::arch::scalar;
 use crate::error::{Error, ErrorKind, Result};
 use crate::varint;
 
-/// How a protobuf varint type maps to its Rust element type.
+/// How a protobuf varint type maps to its Rust element type, and which dispatched kernel
+/// decodes it.
 trait VarintType {
     type Elem: Copy + Default;
-    fn from_wire(value: u64) -> Self::Elem;
     fn to_wire(value: Self::Elem) -> u64;
+    fn decode(payload: &[u8], out: &mut [Self::Elem]) -> Result<usize>;
 }
 
 macro_rules! varint_type {
-    ($name:ident, $elem:ty, |$d:ident| $from:expr, |$e:ident| $to:expr) => {
+    ($name:ident, $elem:ty, |$e:ident| $to:expr, $kernel:ident, $adapt:path) => {
         struct $name;
         impl VarintType for $name {
             type Elem = $elem;
             #[inline(always)]
-            fn from_wire($d: u64) -> $elem {
-                $from
-            }
-            #[inline(always)]
             fn to_wire($e: $elem) -> u64 {
                 $to
+            }
+            #[inline(always)]
+            fn decode(payload: &[u8], out: &mut [$elem]) -> Result<usize> {
+                let fns = crate::backend::active();
+                // SAFETY: `active` hands out only a table the CPU supports.
+                unsafe { (fns.$kernel)(payload, $adapt(out)) }
             }
         }
     };
 }
 
-varint_type!(Uint64, u64, |v| v, |v| v);
-varint_type!(Uint32, u32, |v| v as u32, |v| v as u64);
-varint_type!(Int64, i64, |v| v as i64, |v| v as u64);
+varint_type!(Uint64, u64, |v| v, decode_u64, core::convert::identity);
+varint_type!(Uint32, u32, |v| v as u64, decode_u32, core::convert::identity);
+// Same bits as uint64 / uint32, so the same kernels.
+varint_type!(Int64, i64, |v| v as u64, decode_u64, bytemuck::cast_slice_mut);
 // Negative int32 values are sign-extended to 64 bits on the wire (ten bytes).
-varint_type!(Int32, i32, |v| v as i32, |v| v as i64 as u64);
-varint_type!(Sint64, i64, |v| varint::zigzag_decode_64(v), |v| varint::zigzag_encode_64(v));
-varint_type!(Sint32, i32, |v| varint::zigzag_decode_32(v as u32), |v| varint::zigzag_encode_32(v) as u64);
-varint_type!(Bool, bool, |v| v != 0, |v| v as u64);
+varint_type!(Int32, i32, |v| v as i64 as u64, decode_u32, bytemuck::cast_slice_mut);
+varint_type!(Sint64, i64, |v| varint::zigzag_encode_64(v), decode_sint64, core::convert::identity);
+varint_type!(Sint32, i32, |v| varint::zigzag_encode_32(v) as u64, decode_sint32, core::convert::identity);
+varint_type!(Bool, bool, |v| v as u64, decode_bool, core::convert::identity);
 
 #[inline]
 fn decode_varint_type<V: VarintType>(payload: &[u8], out: &mut [V::Elem]) -> Result<usize> {
-    scalar::decode_varints(payload, out, V::from_wire)
+    V::decode(payload, out)
 }
 
 #[inline]
@@ -113,7 +116,9 @@ fn extend_varint_type<V: VarintType>(payload: &[u8], vec: &mut alloc::vec::Vec<V
 /// ```
 #[inline]
 pub fn count_varints(payload: &[u8]) -> usize {
-    scalar::count_varints(payload)
+    let fns = crate::backend::active();
+    // SAFETY: `active` hands out only a table the CPU supports.
+    unsafe { (fns.count_varints)(payload) }
 }
 
 macro_rules! varint_api {

@@ -18,7 +18,7 @@ fn hex(text: &str) -> Vec<u8> {
     if text == "-" {
         return Vec::new();
     }
-    assert!(text.len() % 2 == 0, "odd hex {text}");
+    assert!(text.len() & 1 == 0, "odd hex {text}");
     (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
 }
 

@@ -32,3 +32,27 @@ pub fn decode_varints<T>(payload: &[u8], out: &mut [T], convert: impl Fn(u64) ->
 pub fn count_varints(payload: &[u8]) -> usize {
     payload.iter().filter(|&&b| b < 0x80).count()
 }
+
+fn decode_u64(payload: &[u8], out: &mut [u64]) -> Result<usize> {
+    decode_varints(payload, out, |v| v)
+}
+
+fn decode_u32(payload: &[u8], out: &mut [u32]) -> Result<usize> {
+    decode_varints(payload, out, |v| v as u32)
+}
+
+fn decode_sint64(payload: &[u8], out: &mut [i64]) -> Result<usize> {
+    decode_varints(payload, out, varint::zigzag_decode_64)
+}
+
+fn decode_sint32(payload: &[u8], out: &mut [i32]) -> Result<usize> {
+    decode_varints(payload, out, |v| varint::zigzag_decode_32(v as u32))
+}
+
+fn decode_bool(payload: &[u8], out: &mut [bool]) -> Result<usize> {
+    decode_varints(payload, out, |v| v != 0)
+}
+
+/// The reference as a backend: runs on every CPU.
+pub(crate) static FNS: super::KernelFns =
+    super::KernelFns { decode_u64, decode_u32, decode_sint64, decode_sint32, decode_bool, count_varints };

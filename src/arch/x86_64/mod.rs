@@ -1,0 +1,44 @@
+//! x86-64 backends and CPU feature detection (CPUID and XGETBV, no `std` needed).
+
+pub(crate) mod avx2;
+pub(crate) mod avx512;
+pub(crate) mod sse2;
+
+use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
+
+/// What the CPU and the OS together allow.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Features {
+    /// AVX2 with BMI1, BMI2, LZCNT and POPCNT, and the OS saves the YMM registers.
+    pub avx2_bmi2: bool,
+    /// AVX-512 F, BW and VL on top of `avx2_bmi2`, and the OS saves the opmask and ZMM registers.
+    pub avx512bw: bool,
+}
+
+/// Asks the CPU (and, through XCR0, the OS) which backends can run.
+pub(crate) fn detect() -> Features {
+    let bit = |reg: u32, n: u32| reg >> n & 1 == 1;
+    let none = Features { avx2_bmi2: false, avx512bw: false };
+    let max_leaf = __cpuid(0).eax;
+    if max_leaf < 7 {
+        return none;
+    }
+    let leaf1 = __cpuid(1);
+    let leaf7 = __cpuid_count(7, 0);
+    let ext = __cpuid(0x8000_0001);
+    // The CPU supporting AVX is not enough: the OS must have enabled saving the register state
+    // (OSXSAVE, then XCR0 bits), or the first YMM/ZMM instruction faults.
+    if !(bit(leaf1.ecx, 27) && bit(leaf1.ecx, 28)) {
+        return none;
+    }
+    // SAFETY: OSXSAVE (CPUID.1:ECX[27]) is set, so XGETBV is available and enabled.
+    let xcr0 = unsafe { _xgetbv(0) };
+    let os_ymm = xcr0 & 0b110 == 0b110;
+    let os_zmm = os_ymm && xcr0 & 0b1110_0000 == 0b1110_0000;
+    let popcnt = bit(leaf1.ecx, 23);
+    let lzcnt = bit(ext.ecx, 5);
+    let (avx2, bmi1, bmi2) = (bit(leaf7.ebx, 5), bit(leaf7.ebx, 3), bit(leaf7.ebx, 8));
+    let avx2_bmi2 = os_ymm && avx2 && bmi1 && bmi2 && lzcnt && popcnt;
+    let (avx512f, avx512bw, avx512vl) = (bit(leaf7.ebx, 16), bit(leaf7.ebx, 30), bit(leaf7.ebx, 31));
+    Features { avx2_bmi2, avx512bw: avx2_bmi2 && os_zmm && avx512f && avx512bw && avx512vl }
+}

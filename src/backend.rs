@@ -1,0 +1,231 @@
+//! Which implementation runs the bulk kernels, chosen at run time.
+//!
+//! The entry points in [`crate::packed`] use the best backend the CPU supports. It is detected
+//! once (CPUID and XGETBV on x86-64, so the OS must have enabled the wide registers too), and
+//! the choice is cached in an atomic pointer to the backend's table of kernels, so a call costs
+//! one relaxed load and an indirect call. When the build already enables the best backend's
+//! target features (`-C target-cpu=native`), the choice is made at compile time and nothing is
+//! checked at run time.
+//!
+//! Single-value functions ([`crate::varint`], [`crate::wire`]) never dispatch: they are
+//! `#[inline]` scalar code.
+//!
+//! To run or compare a specific backend, take a [`Kernel`]: tests, fuzzers and benchmarks run
+//! every backend [`available`] on the machine.
+//!
+//! ```
+//! use pbwire::backend::{self, Backend, Kernel};
+//! let payload = [0x96, 0x01, 0x05];
+//! for b in backend::available() {
+//!     let kernel = Kernel::new(b).unwrap();
+//!     let mut out = [0u64; 2];
+//!     assert_eq!(kernel.decode_u64(&payload, &mut out), Ok(2), "{}", b.name());
+//!     assert_eq!(out, [150, 5]);
+//! }
+//! assert!(Kernel::new(Backend::Scalar).is_some());
+//! ```
+
+use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+
+use crate::arch::{self, KernelFns};
+use crate::error::Result;
+
+/// An implementation of the bulk kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Backend {
+    /// The portable reference; every CPU.
+    Scalar,
+    /// x86-64 SSE2 (every x86-64 CPU): 16-byte blocks.
+    Sse2,
+    /// x86-64 AVX2 with BMI1/BMI2/LZCNT/POPCNT: 32-byte blocks, PEXT.
+    Avx2,
+    /// x86-64 AVX-512 F/BW/VL on top of `Avx2`: 64-byte blocks.
+    Avx512,
+}
+
+/// Every backend, slowest first.
+const ALL: [Backend; 4] = [Backend::Scalar, Backend::Sse2, Backend::Avx2, Backend::Avx512];
+
+impl Backend {
+    /// A short lower-case name: `scalar`, `sse2`, `avx2`, `avx512`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Scalar => "scalar",
+            Backend::Sse2 => "sse2",
+            Backend::Avx2 => "avx2",
+            Backend::Avx512 => "avx512",
+        }
+    }
+
+    /// Whether this CPU (and OS) can run the backend.
+    pub fn is_available(self) -> bool {
+        self.fns().is_some()
+    }
+
+    /// The backend's kernel table, if this CPU can run it.
+    fn fns(self) -> Option<&'static KernelFns> {
+        match self {
+            Backend::Scalar => Some(&arch::scalar::FNS),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Sse2 => Some(&arch::x86_64::sse2::FNS),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 if x86_features() & AVX2 != 0 => Some(&arch::x86_64::avx2::FNS),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 if x86_features() & AVX512 != 0 => Some(&arch::x86_64::avx512::FNS),
+            _ => None,
+        }
+    }
+}
+
+impl core::fmt::Display for Backend {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+const AVX2: u8 = 1;
+#[cfg(target_arch = "x86_64")]
+const AVX512: u8 = 2;
+#[cfg(target_arch = "x86_64")]
+const DETECTED: u8 = 0x80;
+
+/// The detected x86 features as `AVX2 | AVX512` bits, asking the CPU only once.
+#[cfg(target_arch = "x86_64")]
+fn x86_features() -> u8 {
+    static FEATURES: AtomicU8 = AtomicU8::new(0);
+    let cached = FEATURES.load(Ordering::Relaxed);
+    if cached & DETECTED != 0 {
+        return cached;
+    }
+    let f = arch::x86_64::detect();
+    let bits = DETECTED | if f.avx2_bmi2 { AVX2 } else { 0 } | if f.avx512bw { AVX512 } else { 0 };
+    // Racing threads compute the same value.
+    FEATURES.store(bits, Ordering::Relaxed);
+    bits
+}
+
+/// The backends this CPU can run, slowest first (the last is [`detected`]).
+pub fn available() -> impl Iterator<Item = Backend> + Clone {
+    ALL.into_iter().filter(|b| b.is_available())
+}
+
+/// The backend the entry points in [`crate::packed`] use: the fastest available.
+pub fn detected() -> Backend {
+    available().last().unwrap_or(Backend::Scalar)
+}
+
+/// The dispatched table: compile-time when the build enables the best backend, otherwise
+/// detected on first use and cached.
+#[inline(always)]
+pub(crate) fn active() -> &'static KernelFns {
+    cfg_if::cfg_if! {
+        if #[cfg(all(target_arch = "x86_64", target_feature = "avx512f", target_feature = "avx512bw",
+                     target_feature = "avx512vl", target_feature = "avx2", target_feature = "bmi1",
+                     target_feature = "bmi2", target_feature = "lzcnt", target_feature = "popcnt"))] {
+            &arch::x86_64::avx512::FNS
+        } else {
+            static ACTIVE: AtomicPtr<KernelFns> = AtomicPtr::new(core::ptr::null_mut());
+            let cached = ACTIVE.load(Ordering::Relaxed);
+            if cached.is_null() {
+                return init_active(&ACTIVE);
+            }
+            // SAFETY: non-null values stored in ACTIVE are only ever `&'static KernelFns`.
+            unsafe { &*cached }
+        }
+    }
+}
+
+#[cold]
+#[allow(dead_code)]
+fn init_active(slot: &AtomicPtr<KernelFns>) -> &'static KernelFns {
+    let fns = detected().fns().unwrap_or(&arch::scalar::FNS);
+    slot.store(fns as *const KernelFns as *mut KernelFns, Ordering::Relaxed);
+    fns
+}
+
+/// A handle on one backend's kernels, obtainable only if the CPU can run it; its methods are
+/// the same as the entry points of [`crate::packed`], with the same results on every backend.
+#[derive(Clone, Copy)]
+pub struct Kernel {
+    backend: Backend,
+    fns: &'static KernelFns,
+}
+
+impl core::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Kernel").field("backend", &self.backend).finish()
+    }
+}
+
+impl Kernel {
+    /// The kernels of `backend`, or `None` if this CPU cannot run them.
+    pub fn new(backend: Backend) -> Option<Kernel> {
+        backend.fns().map(|fns| Kernel { backend, fns })
+    }
+
+    /// The kernels the entry points of [`crate::packed`] use.
+    pub fn detected() -> Kernel {
+        Kernel { backend: detected(), fns: active() }
+    }
+
+    /// Which backend this is.
+    pub const fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// See [`crate::packed::decode_u64`].
+    #[inline]
+    pub fn decode_u64(&self, payload: &[u8], out: &mut [u64]) -> Result<usize> {
+        // SAFETY: a `Kernel` holds a table only after the CPU was found to support it.
+        unsafe { (self.fns.decode_u64)(payload, out) }
+    }
+
+    /// See [`crate::packed::decode_u32`].
+    #[inline]
+    pub fn decode_u32(&self, payload: &[u8], out: &mut [u32]) -> Result<usize> {
+        // SAFETY: as for `decode_u64`.
+        unsafe { (self.fns.decode_u32)(payload, out) }
+    }
+
+    /// See [`crate::packed::decode_i64`]: the `u64` kernel, as the bits are the same.
+    #[inline]
+    pub fn decode_i64(&self, payload: &[u8], out: &mut [i64]) -> Result<usize> {
+        self.decode_u64(payload, bytemuck::cast_slice_mut(out))
+    }
+
+    /// See [`crate::packed::decode_i32`]: the `u32` kernel, as the bits are the same.
+    #[inline]
+    pub fn decode_i32(&self, payload: &[u8], out: &mut [i32]) -> Result<usize> {
+        self.decode_u32(payload, bytemuck::cast_slice_mut(out))
+    }
+
+    /// See [`crate::packed::decode_sint64`].
+    #[inline]
+    pub fn decode_sint64(&self, payload: &[u8], out: &mut [i64]) -> Result<usize> {
+        // SAFETY: as for `decode_u64`.
+        unsafe { (self.fns.decode_sint64)(payload, out) }
+    }
+
+    /// See [`crate::packed::decode_sint32`].
+    #[inline]
+    pub fn decode_sint32(&self, payload: &[u8], out: &mut [i32]) -> Result<usize> {
+        // SAFETY: as for `decode_u64`.
+        unsafe { (self.fns.decode_sint32)(payload, out) }
+    }
+
+    /// See [`crate::packed::decode_bool`].
+    #[inline]
+    pub fn decode_bool(&self, payload: &[u8], out: &mut [bool]) -> Result<usize> {
+        // SAFETY: as for `decode_u64`.
+        unsafe { (self.fns.decode_bool)(payload, out) }
+    }
+
+    /// See [`crate::packed::count_varints`].
+    #[inline]
+    pub fn count_varints(&self, payload: &[u8]) -> usize {
+        // SAFETY: as for `decode_u64`.
+        unsafe { (self.fns.count_varints)(payload) }
+    }
+}

@@ -1,0 +1,179 @@
+//! Every backend this CPU can run, chosen explicitly, against the scalar reference (and the
+//! byte-at-a-time oracle): same values, same count, same error kind and offset, on generated
+//! inputs and on every length 0..=200 at every alignment around the SIMD block sizes.
+
+mod common;
+
+use common::{check, naive_packed, VarintBytes};
+use pbwire::backend::{self, Backend, Kernel};
+use pbwire::{packed, Result};
+
+fn kernels() -> Vec<Kernel> {
+    backend::available().map(|b| Kernel::new(b).unwrap()).collect()
+}
+
+fn reference() -> Kernel {
+    Kernel::new(Backend::Scalar).unwrap()
+}
+
+/// Runs one decode on every backend and compares with the reference: the result, and the
+/// values written when it succeeded.
+fn same_on_every_backend<T: Copy + Default + PartialEq + core::fmt::Debug>(
+    payload: &[u8],
+    capacity: usize,
+    decode: impl Fn(&Kernel, &[u8], &mut [T]) -> Result<usize>,
+) -> bool {
+    let mut want = vec![T::default(); capacity];
+    let want_result = decode(&reference(), payload, &mut want);
+    kernels().iter().all(|k| {
+        let mut got = vec![T::default(); capacity];
+        let result = decode(k, payload, &mut got);
+        let same = result == want_result && result.map_or(true, |n| got[..n] == want[..n]);
+        if !same {
+            eprintln!(
+                "{}: {result:?} != {want_result:?} on {payload:02x?} (capacity {capacity})",
+                k.backend()
+            );
+        }
+        same
+    })
+}
+
+fn all_types_agree(payload: &[u8], capacity: usize) -> bool {
+    same_on_every_backend::<u64>(payload, capacity, |k, p, o| k.decode_u64(p, o))
+        && same_on_every_backend::<u32>(payload, capacity, |k, p, o| k.decode_u32(p, o))
+        && same_on_every_backend::<i64>(payload, capacity, |k, p, o| k.decode_i64(p, o))
+        && same_on_every_backend::<i32>(payload, capacity, |k, p, o| k.decode_i32(p, o))
+        && same_on_every_backend::<i64>(payload, capacity, |k, p, o| k.decode_sint64(p, o))
+        && same_on_every_backend::<i32>(payload, capacity, |k, p, o| k.decode_sint32(p, o))
+        && same_on_every_backend::<bool>(payload, capacity, |k, p, o| k.decode_bool(p, o))
+        && kernels().iter().all(|k| k.count_varints(payload) == reference().count_varints(payload))
+}
+
+#[test]
+fn this_machine_offers_its_backends() {
+    let names: Vec<_> = backend::available().map(Backend::name).collect();
+    assert_eq!(names[0], "scalar");
+    #[cfg(target_arch = "x86_64")]
+    {
+        assert!(names.contains(&"sse2"));
+        assert_eq!(
+            Backend::Avx2.is_available(),
+            std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2")
+        );
+        assert_eq!(Backend::Avx512.is_available(), std::is_x86_feature_detected!("avx512bw"));
+    }
+    assert_eq!(Kernel::detected().backend(), backend::detected());
+    assert_eq!(Some(&backend::detected()), backend::available().collect::<Vec<_>>().last());
+    eprintln!("backends on this machine: {names:?}");
+}
+
+#[test]
+fn the_reference_is_the_oracle() {
+    check(
+        (|bytes: VarintBytes, capacity: u8| {
+            let mut out = vec![0u64; capacity as usize];
+            let got = reference().decode_u64(&bytes.0, &mut out).map(|n| out[..n].to_vec());
+            got == naive_packed(&bytes.0, capacity as usize, |v| v)
+        }) as fn(VarintBytes, u8) -> bool,
+    );
+}
+
+#[test]
+fn generated_payloads_agree_on_every_backend() {
+    check(
+        (|bytes: VarintBytes, capacity: u16| {
+            // Room for everything most of the time, sometimes short.
+            let capacity = if capacity & 3 == 0 { capacity as usize % 300 } else { bytes.0.len() + 1 };
+            all_types_agree(&bytes.0, capacity)
+        }) as fn(VarintBytes, u16) -> bool,
+    );
+}
+
+#[test]
+fn random_bytes_agree_on_every_backend() {
+    check(
+        (|bytes: Vec<u8>, capacity: u8| all_types_agree(&bytes, capacity as usize))
+            as fn(Vec<u8>, u8) -> bool,
+    );
+}
+
+/// Deterministic payloads of every length 0..=200, placed at every offset 0..64 of a buffer
+/// (so every alignment relative to the 16/32/64-byte blocks), with the output exactly full,
+/// one short, and roomy.
+#[test]
+fn every_length_and_alignment_around_block_sizes() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let patterns: [&dyn Fn(u64) -> u8; 6] = [
+        &|_| 0x01,                                            // one-byte runs
+        &|r| (r as u8) | if r % 3 == 0 { 0x80 } else { 0 },   // mixed
+        &|r| if r % 11 == 0 { 0x01 } else { 0xff },           // long, some overlong
+        &|r| if r % 10 == 9 { 0x02 } else { 0x80 | r as u8 }, // 10th byte > 1
+        &|r| r as u8,                                         // uniform bytes
+        &|r| if r % 40 == 0 { 0x80 } else { 0x7f },           // rare continuation
+    ];
+    let mut buf = vec![0u8; 64 + 200];
+    for pattern in patterns {
+        for len in 0..=200 {
+            for offset in 0..64 {
+                let payload = &mut buf[offset..offset + len];
+                payload.iter_mut().for_each(|b| *b = pattern(next()));
+                let payload = &buf[offset..offset + len];
+                let count = packed::count_varints(payload);
+                for capacity in [count, count.saturating_sub(1), count + 1, len + 1] {
+                    assert!(
+                        all_types_agree(payload, capacity),
+                        "len {len} offset {offset} capacity {capacity}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn overlong_and_truncated_at_every_position_in_a_block() {
+    for backend_len in [16usize, 32, 64] {
+        for total in [backend_len + 15, backend_len + 16, backend_len + 17, 3 * backend_len + 16] {
+            for bad_at in 0..total {
+                // One-byte values with a single bad varint at `bad_at`: overflowing (11 bytes of
+                // continuation), 10th byte 2, or running off the end.
+                for kind in 0..3 {
+                    let mut payload = vec![0x05u8; total];
+                    let bad: &[u8] = match kind {
+                        0 => &[0xff; 11],
+                        1 => &[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02],
+                        _ => {
+                            payload.truncate(bad_at);
+                            &[0x80; 5]
+                        }
+                    };
+                    payload.splice(bad_at..bad_at, bad.iter().copied());
+                    assert!(
+                        all_types_agree(&payload, payload.len()),
+                        "block {backend_len} total {total} at {bad_at} kind {kind}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_dispatched_entry_points_are_the_detected_backend() {
+    check(
+        (|bytes: VarintBytes| {
+            let mut a = vec![0u64; bytes.0.len()];
+            let mut b = vec![0u64; bytes.0.len()];
+            let ra = packed::decode_u64(&bytes.0, &mut a);
+            let rb = Kernel::detected().decode_u64(&bytes.0, &mut b);
+            ra == rb && a == b && packed::count_varints(&bytes.0) == reference().count_varints(&bytes.0)
+        }) as fn(VarintBytes) -> bool,
+    );
+}
