@@ -10,19 +10,23 @@
 //! The simulated caches are pinned so that miss counts do not depend on the host. Setup (data
 //! generation, output allocation) runs outside the measured function, and the inputs are
 //! returned from it so that freeing them is not counted either. Every benchmark id is
-//! `<group>::<function>::<distribution>`; `.ci/iai-check` divides by `N` to get instructions
-//! per value. When `pbwire::backend` lands, pass the backend as a second argument to the
-//! `pbwire` functions and add one `#[bench]` line per backend (valgrind hides AVX-512, so the
-//! AVX-512 rows are wall-clock only).
+//! `<group>::<function>::<distribution>[_<backend>]`; `.ci/iai-check` divides by `N` to get
+//! instructions per value. The pbwire decode and count kernels run once per backend through
+//! `pbwire::backend::Kernel`: scalar, sse2 and avx2. valgrind hides AVX-512 from CPUID (and an
+//! AVX-512 instruction under it is SIGILL), so the AVX-512 backend is measured by the wall-clock
+//! benches only. The contenders' functions take the same setup and ignore the backend.
+//! Encoding and field scanning do not dispatch: one pbwire row each.
 
 use std::hint::black_box;
 
 use iai_callgrind::{
     library_benchmark, library_benchmark_group, main, Callgrind, CallgrindMetrics, LibraryBenchmarkConfig,
 };
+use pbwire::backend::{Backend, Kernel};
 use pbwire::fields::fields;
 use pbwire::wire;
 use pbwire_bench::data::{self, Dist};
+use pbwire_bench::kernels;
 use prost::encoding::{DecodeContext, WireType as PW};
 
 /// Values (or fields) per benchmark.
@@ -32,13 +36,14 @@ struct Decode<T> {
     payload: Vec<u8>,
     prefixed: Vec<u8>,
     out: Vec<T>,
+    kernel: Kernel,
 }
 
-fn setup_decode<T: Clone + Default>(dist: Dist) -> Decode<T> {
+fn setup_decode<T: Clone + Default>(dist: Dist, backend: Backend) -> Decode<T> {
     let values = data::values(dist, N);
     let payload = data::packed(&values);
     let prefixed = data::length_prefixed(&payload);
-    Decode { payload, prefixed, out: touched(N) }
+    Decode { payload, prefixed, out: touched(N), kernel: kernels::kernel(backend) }
 }
 
 /// `n` default values, written one by one (not calloc'd pages), so the output is in the cache
@@ -49,16 +54,16 @@ fn touched<T: Clone + Default>(n: usize) -> Vec<T> {
     v
 }
 
-fn setup_decode_u64(dist: Dist) -> Decode<u64> {
-    setup_decode(dist)
+fn setup_decode_u64(dist: Dist, backend: Backend) -> Decode<u64> {
+    setup_decode(dist, backend)
 }
 
-fn setup_decode_u32(dist: Dist) -> Decode<u32> {
-    setup_decode(dist)
+fn setup_decode_u32(dist: Dist, backend: Backend) -> Decode<u32> {
+    setup_decode(dist, backend)
 }
 
-fn setup_decode_i32(dist: Dist) -> Decode<i32> {
-    setup_decode(dist)
+fn setup_decode_i32(dist: Dist, backend: Backend) -> Decode<i32> {
+    setup_decode(dist, backend)
 }
 
 /// An empty Vec with room for all values (already touched), as a reused Vec would be.
@@ -68,20 +73,28 @@ fn room<T>(mut d: Decode<T>) -> Decode<T> {
 }
 
 #[library_benchmark]
-#[bench::one_byte(args = (Dist::OneByte), setup = setup_decode_u64)]
-#[bench::u32_mixed(args = (Dist::U32Mixed), setup = setup_decode_u64)]
-#[bench::u64_mixed(args = (Dist::U64Mixed), setup = setup_decode_u64)]
-#[bench::realistic(args = (Dist::Realistic), setup = setup_decode_u64)]
+#[bench::one_byte_scalar(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::one_byte_sse2(args = (Dist::OneByte, Backend::Sse2), setup = setup_decode_u64)]
+#[bench::one_byte_avx2(args = (Dist::OneByte, Backend::Avx2), setup = setup_decode_u64)]
+#[bench::u32_mixed_scalar(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u32_mixed_sse2(args = (Dist::U32Mixed, Backend::Sse2), setup = setup_decode_u64)]
+#[bench::u32_mixed_avx2(args = (Dist::U32Mixed, Backend::Avx2), setup = setup_decode_u64)]
+#[bench::u64_mixed_scalar(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u64_mixed_sse2(args = (Dist::U64Mixed, Backend::Sse2), setup = setup_decode_u64)]
+#[bench::u64_mixed_avx2(args = (Dist::U64Mixed, Backend::Avx2), setup = setup_decode_u64)]
+#[bench::realistic_scalar(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::realistic_sse2(args = (Dist::Realistic, Backend::Sse2), setup = setup_decode_u64)]
+#[bench::realistic_avx2(args = (Dist::Realistic, Backend::Avx2), setup = setup_decode_u64)]
 fn pbwire_u64(mut d: Decode<u64>) -> (Decode<u64>, usize) {
-    let n = pbwire::packed::decode_u64(black_box(&d.payload), &mut d.out).unwrap();
+    let n = d.kernel.decode_u64(black_box(&d.payload), &mut d.out).unwrap();
     (d, n)
 }
 
 #[library_benchmark]
-#[bench::one_byte(args = (Dist::OneByte), setup = setup_decode_u64)]
-#[bench::u32_mixed(args = (Dist::U32Mixed), setup = setup_decode_u64)]
-#[bench::u64_mixed(args = (Dist::U64Mixed), setup = setup_decode_u64)]
-#[bench::realistic(args = (Dist::Realistic), setup = setup_decode_u64)]
+#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_u64)]
 fn prost_u64(d: Decode<u64>) -> (Decode<u64>, usize) {
     let mut d = room(d);
     let mut buf: &[u8] = black_box(&d.prefixed);
@@ -97,10 +110,10 @@ fn prost_u64(d: Decode<u64>) -> (Decode<u64>, usize) {
 }
 
 #[library_benchmark]
-#[bench::one_byte(args = (Dist::OneByte), setup = setup_decode_u64)]
-#[bench::u32_mixed(args = (Dist::U32Mixed), setup = setup_decode_u64)]
-#[bench::u64_mixed(args = (Dist::U64Mixed), setup = setup_decode_u64)]
-#[bench::realistic(args = (Dist::Realistic), setup = setup_decode_u64)]
+#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_u64)]
 fn prost_varint_loop(mut d: Decode<u64>) -> (Decode<u64>, usize) {
     let mut buf: &[u8] = black_box(&d.payload);
     for slot in d.out.iter_mut() {
@@ -113,16 +126,20 @@ library_benchmark_group!(name = decode_u64; benchmarks = pbwire_u64, prost_u64, 
 
 // ---- narrow
 #[library_benchmark]
-#[bench::one_byte(args = (Dist::OneByte), setup = setup_decode_u32)]
-#[bench::u32_mixed(args = (Dist::U32Mixed), setup = setup_decode_u32)]
+#[bench::one_byte_scalar(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_u32)]
+#[bench::one_byte_sse2(args = (Dist::OneByte, Backend::Sse2), setup = setup_decode_u32)]
+#[bench::one_byte_avx2(args = (Dist::OneByte, Backend::Avx2), setup = setup_decode_u32)]
+#[bench::u32_mixed_scalar(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u32)]
+#[bench::u32_mixed_sse2(args = (Dist::U32Mixed, Backend::Sse2), setup = setup_decode_u32)]
+#[bench::u32_mixed_avx2(args = (Dist::U32Mixed, Backend::Avx2), setup = setup_decode_u32)]
 fn pbwire_u32(mut d: Decode<u32>) -> (Decode<u32>, usize) {
-    let n = pbwire::packed::decode_u32(black_box(&d.payload), &mut d.out).unwrap();
+    let n = d.kernel.decode_u32(black_box(&d.payload), &mut d.out).unwrap();
     (d, n)
 }
 
 #[library_benchmark]
-#[bench::one_byte(args = (Dist::OneByte), setup = setup_decode_u32)]
-#[bench::u32_mixed(args = (Dist::U32Mixed), setup = setup_decode_u32)]
+#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_u32)]
+#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u32)]
 fn prost_u32(d: Decode<u32>) -> (Decode<u32>, usize) {
     let mut d = room(d);
     let mut buf: &[u8] = black_box(&d.prefixed);
@@ -138,14 +155,16 @@ fn prost_u32(d: Decode<u32>) -> (Decode<u32>, usize) {
 }
 
 #[library_benchmark]
-#[bench::realistic(args = (Dist::Realistic), setup = setup_decode_i32)]
+#[bench::realistic_scalar(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_i32)]
+#[bench::realistic_sse2(args = (Dist::Realistic, Backend::Sse2), setup = setup_decode_i32)]
+#[bench::realistic_avx2(args = (Dist::Realistic, Backend::Avx2), setup = setup_decode_i32)]
 fn pbwire_i32(mut d: Decode<i32>) -> (Decode<i32>, usize) {
-    let n = pbwire::packed::decode_i32(black_box(&d.payload), &mut d.out).unwrap();
+    let n = d.kernel.decode_i32(black_box(&d.payload), &mut d.out).unwrap();
     (d, n)
 }
 
 #[library_benchmark]
-#[bench::realistic(args = (Dist::Realistic), setup = setup_decode_i32)]
+#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_i32)]
 fn prost_i32(d: Decode<i32>) -> (Decode<i32>, usize) {
     let mut d = room(d);
     let mut buf: &[u8] = black_box(&d.prefixed);
@@ -166,26 +185,34 @@ benchmarks = pbwire_u32, prost_u32, pbwire_i32, prost_i32
 );
 
 // ---- count
-fn setup_count(dist: Dist) -> Vec<u8> {
-    data::packed(&data::values(dist, N))
+fn setup_count(dist: Dist, backend: Backend) -> (Vec<u8>, Kernel) {
+    (data::packed(&data::values(dist, N)), kernels::kernel(backend))
 }
 
 #[library_benchmark]
-#[bench::one_byte(args = (Dist::OneByte), setup = setup_count)]
-#[bench::u32_mixed(args = (Dist::U32Mixed), setup = setup_count)]
-#[bench::u64_mixed(args = (Dist::U64Mixed), setup = setup_count)]
-#[bench::realistic(args = (Dist::Realistic), setup = setup_count)]
-fn pbwire_count(payload: Vec<u8>) -> (Vec<u8>, usize) {
-    let n = pbwire::packed::count_varints(black_box(&payload));
+#[bench::one_byte_scalar(args = (Dist::OneByte, Backend::Scalar), setup = setup_count)]
+#[bench::one_byte_sse2(args = (Dist::OneByte, Backend::Sse2), setup = setup_count)]
+#[bench::one_byte_avx2(args = (Dist::OneByte, Backend::Avx2), setup = setup_count)]
+#[bench::u32_mixed_scalar(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_count)]
+#[bench::u32_mixed_sse2(args = (Dist::U32Mixed, Backend::Sse2), setup = setup_count)]
+#[bench::u32_mixed_avx2(args = (Dist::U32Mixed, Backend::Avx2), setup = setup_count)]
+#[bench::u64_mixed_scalar(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_count)]
+#[bench::u64_mixed_sse2(args = (Dist::U64Mixed, Backend::Sse2), setup = setup_count)]
+#[bench::u64_mixed_avx2(args = (Dist::U64Mixed, Backend::Avx2), setup = setup_count)]
+#[bench::realistic_scalar(args = (Dist::Realistic, Backend::Scalar), setup = setup_count)]
+#[bench::realistic_sse2(args = (Dist::Realistic, Backend::Sse2), setup = setup_count)]
+#[bench::realistic_avx2(args = (Dist::Realistic, Backend::Avx2), setup = setup_count)]
+fn pbwire_count((payload, kernel): (Vec<u8>, Kernel)) -> (Vec<u8>, usize) {
+    let n = kernel.count_varints(black_box(&payload));
     (payload, n)
 }
 
 #[library_benchmark]
-#[bench::one_byte(args = (Dist::OneByte), setup = setup_count)]
-#[bench::u32_mixed(args = (Dist::U32Mixed), setup = setup_count)]
-#[bench::u64_mixed(args = (Dist::U64Mixed), setup = setup_count)]
-#[bench::realistic(args = (Dist::Realistic), setup = setup_count)]
-fn iter_filter_count(payload: Vec<u8>) -> (Vec<u8>, usize) {
+#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_count)]
+#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_count)]
+#[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_count)]
+#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_count)]
+fn iter_filter_count((payload, _): (Vec<u8>, Kernel)) -> (Vec<u8>, usize) {
     let n = black_box(&payload).iter().filter(|&&b| b < 0x80).count();
     (payload, n)
 }

@@ -86,7 +86,7 @@ fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
 
     for k in pbwire_backends() {
         let (p, mut out) = (payload.clone(), vec![0u64; n]);
-        cs.push(contender(format!("{} packed::decode_u64", k.name()), e, move |verify| {
+        cs.push(contender(k.name(), e, move |verify| {
             let c = k.decode_u64(&p, &mut out).unwrap();
             if verify {
                 hash_values(out[..c].iter().copied())
@@ -226,7 +226,7 @@ fn decode_narrow_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
         Narrow::Uint32 => {
             for k in pbwire_backends() {
                 let (p, mut out) = (payload.clone(), vec![0u32; n]);
-                cs.push(contender(format!("{} packed::decode_u32", k.name()), e, move |verify| {
+                cs.push(contender(k.name(), e, move |verify| {
                     let c = k.decode_u32(&p, &mut out).unwrap();
                     if verify {
                         h32(&out[..c])
@@ -277,7 +277,7 @@ fn decode_narrow_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
         Narrow::Int32 => {
             for k in pbwire_backends() {
                 let (p, mut out) = (payload.clone(), vec![0i32; n]);
-                cs.push(contender(format!("{} packed::decode_i32", k.name()), e, move |verify| {
+                cs.push(contender(k.name(), e, move |verify| {
                     let c = k.decode_i32(&p, &mut out).unwrap();
                     if verify {
                         hi32(&out[..c])
@@ -361,9 +361,7 @@ fn count_bench(dist: Dist, n: usize) -> Bench {
     let mut cs = Vec::new();
     for k in pbwire_backends() {
         let p = payload.clone();
-        cs.push(contender(format!("{} packed::count_varints", k.name()), e, move |_| {
-            k.count_varints(&p) as u64
-        }));
+        cs.push(contender(k.name(), e, move |_| k.count_varints(&p) as u64));
     }
     let p = payload.clone();
     cs.push(contender("iter().filter(b < 0x80).count()", e, move |_| {
@@ -391,24 +389,23 @@ fn encode_bench(dist: Dist, n: usize, narrow: Option<Narrow>) -> Bench {
     let v64 = Rc::new(values.clone());
     let v32: Rc<Vec<u32>> = Rc::new(values.iter().map(|&v| v as u32).collect());
     let vi32: Rc<Vec<i32>> = Rc::new(values.iter().map(|&v| v as i32).collect());
-    for k in pbwire_backends() {
-        let mut out = vec![0u8; size];
-        let name = format!("{} packed::encode_{}", k.name(), narrow.map_or("u64", Narrow::name));
-        let (v64, v32, vi32) = (v64.clone(), v32.clone(), vi32.clone());
-        cs.push(contender(name, e, move |verify| {
-            let len = match narrow {
-                None => k.encode_u64(&v64, &mut out),
-                Some(Narrow::Uint32) => k.encode_u32(&v32, &mut out),
-                Some(Narrow::Int32) => k.encode_i32(&vi32, &mut out),
-            }
-            .unwrap();
-            if verify {
-                hash_bytes(&out[..len])
-            } else {
-                len as u64 ^ out[len - 1] as u64
-            }
-        }));
-    }
+    // Encoding does not dispatch: one row.
+    let mut out = vec![0u8; size];
+    let name = format!("pbwire packed::encode_{}", narrow.map_or("u64", Narrow::name));
+    let (v, w, wi) = (v64.clone(), v32.clone(), vi32.clone());
+    cs.push(contender(name, e, move |verify| {
+        let len = match narrow {
+            None => pbwire::packed::encode_u64(&v, &mut out),
+            Some(Narrow::Uint32) => pbwire::packed::encode_u32(&w, &mut out),
+            Some(Narrow::Int32) => pbwire::packed::encode_i32(&wi, &mut out),
+        }
+        .unwrap();
+        if verify {
+            hash_bytes(&out[..len])
+        } else {
+            len as u64 ^ out[len - 1] as u64
+        }
+    }));
     // What prost's generated code does per value: widen (int32 sign-extends) and encode_varint.
     let (v, mut vec) = (v64.clone(), Vec::<u8>::with_capacity(size));
     cs.push(contender(PROST_ENCODE, e, move |verify| {
@@ -604,7 +601,7 @@ fn trade_order_bench() -> Bench {
     let e = Some(TradeOrderRef::checksum(150, 7, "a", &[5, 6], true));
     let msg: &'static [u8] = &data::TRADE_ORDER;
     let cs = vec![
-        contender("checksum only (reference)", None, move |_| {
+        contender("call + checksum only (reference)", None, move |_| {
             TradeOrderRef::checksum(black_box(150), 7, "a", black_box(&[5, 6]), true)
         }),
         contender("pbwire fields() zero-copy", e, move |_| {
@@ -789,7 +786,7 @@ fn main() {
         words.extend(filter.split_whitespace().map(str::to_owned));
     }
     let cfg = Config {
-        rounds: if quick { 5 } else { 15 },
+        rounds: if quick { 5 } else { 25 },
         target: Duration::from_millis(if quick { 1 } else { 4 }),
         quick,
         words,
