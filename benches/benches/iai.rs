@@ -1,0 +1,314 @@
+//! Instruction counts and simulated cache misses (callgrind) for pbwire's kernels and prost's,
+//! side by side, on the DESIGN.md distributions at 10,000 values (the scan: 10,000 fields).
+//!
+//! ```sh
+//! cargo install --version 0.16.1 iai-callgrind-runner     # once
+//! cargo bench -p pbwire-bench --features iai --bench iai
+//! python3 .ci/iai-check                                  # the same, checked against budgets
+//! ```
+//!
+//! The simulated caches are pinned so that miss counts do not depend on the host. Setup (data
+//! generation, output allocation) runs outside the measured function, and the inputs are
+//! returned from it so that freeing them is not counted either. Every benchmark id is
+//! `<group>::<function>::<distribution>[_<backend>]`; `.ci/iai-check` divides by `N` to get
+//! instructions per value. The pbwire decode and count kernels run once per backend through
+//! `pbwire::backend::Kernel`: scalar, sse2 and avx2. valgrind hides AVX-512 from CPUID (and an
+//! AVX-512 instruction under it is SIGILL), so the AVX-512 backend is measured by the wall-clock
+//! benches only. The contenders' functions take the same setup and ignore the backend.
+//! Encoding and field scanning do not dispatch: one pbwire row each.
+
+use std::hint::black_box;
+
+use iai_callgrind::{
+    library_benchmark, library_benchmark_group, main, Callgrind, CallgrindMetrics, LibraryBenchmarkConfig,
+};
+use pbwire::backend::{Backend, Kernel};
+use pbwire::fields::fields;
+use pbwire::wire;
+use pbwire_bench::data::{self, Dist};
+use pbwire_bench::kernels;
+use prost::encoding::{DecodeContext, WireType as PW};
+
+/// Values (or fields) per benchmark.
+const N: usize = 10_000;
+
+struct Decode<T> {
+    payload: Vec<u8>,
+    prefixed: Vec<u8>,
+    out: Vec<T>,
+    kernel: Kernel,
+}
+
+fn setup_decode<T: Clone + Default>(dist: Dist, backend: Backend) -> Decode<T> {
+    let values = data::values(dist, N);
+    let payload = data::packed(&values);
+    let prefixed = data::length_prefixed(&payload);
+    Decode { payload, prefixed, out: touched(N), kernel: kernels::kernel(backend) }
+}
+
+/// `n` default values, written one by one (not calloc'd pages), so the output is in the cache
+/// and mapped before the measured call, as a reused buffer would be.
+fn touched<T: Clone + Default>(n: usize) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, T::default());
+    v
+}
+
+fn setup_decode_u64(dist: Dist, backend: Backend) -> Decode<u64> {
+    setup_decode(dist, backend)
+}
+
+fn setup_decode_u32(dist: Dist, backend: Backend) -> Decode<u32> {
+    setup_decode(dist, backend)
+}
+
+fn setup_decode_i32(dist: Dist, backend: Backend) -> Decode<i32> {
+    setup_decode(dist, backend)
+}
+
+/// An empty Vec with room for all values (already touched), as a reused Vec would be.
+fn room<T>(mut d: Decode<T>) -> Decode<T> {
+    d.out.clear();
+    d
+}
+
+#[library_benchmark]
+#[bench::one_byte_scalar(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::one_byte_sse2(args = (Dist::OneByte, Backend::Sse2), setup = setup_decode_u64)]
+#[bench::one_byte_avx2(args = (Dist::OneByte, Backend::Avx2), setup = setup_decode_u64)]
+#[bench::u32_mixed_scalar(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u32_mixed_sse2(args = (Dist::U32Mixed, Backend::Sse2), setup = setup_decode_u64)]
+#[bench::u32_mixed_avx2(args = (Dist::U32Mixed, Backend::Avx2), setup = setup_decode_u64)]
+#[bench::u64_mixed_scalar(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u64_mixed_sse2(args = (Dist::U64Mixed, Backend::Sse2), setup = setup_decode_u64)]
+#[bench::u64_mixed_avx2(args = (Dist::U64Mixed, Backend::Avx2), setup = setup_decode_u64)]
+#[bench::realistic_scalar(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::realistic_sse2(args = (Dist::Realistic, Backend::Sse2), setup = setup_decode_u64)]
+#[bench::realistic_avx2(args = (Dist::Realistic, Backend::Avx2), setup = setup_decode_u64)]
+fn pbwire_u64(mut d: Decode<u64>) -> (Decode<u64>, usize) {
+    let n = d.kernel.decode_u64(black_box(&d.payload), &mut d.out).unwrap();
+    (d, n)
+}
+
+#[library_benchmark]
+#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_u64)]
+fn prost_u64(d: Decode<u64>) -> (Decode<u64>, usize) {
+    let mut d = room(d);
+    let mut buf: &[u8] = black_box(&d.prefixed);
+    prost::encoding::uint64::merge_repeated(
+        PW::LengthDelimited,
+        &mut d.out,
+        &mut buf,
+        DecodeContext::default(),
+    )
+    .unwrap();
+    let n = d.out.len();
+    (d, n)
+}
+
+#[library_benchmark]
+#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_u64)]
+fn prost_varint_loop(mut d: Decode<u64>) -> (Decode<u64>, usize) {
+    let mut buf: &[u8] = black_box(&d.payload);
+    for slot in d.out.iter_mut() {
+        *slot = prost::encoding::decode_varint(&mut buf).unwrap();
+    }
+    (d, N)
+}
+
+library_benchmark_group!(name = decode_u64; benchmarks = pbwire_u64, prost_u64, prost_varint_loop);
+
+// ---- narrow
+#[library_benchmark]
+#[bench::one_byte_scalar(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_u32)]
+#[bench::one_byte_sse2(args = (Dist::OneByte, Backend::Sse2), setup = setup_decode_u32)]
+#[bench::one_byte_avx2(args = (Dist::OneByte, Backend::Avx2), setup = setup_decode_u32)]
+#[bench::u32_mixed_scalar(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u32)]
+#[bench::u32_mixed_sse2(args = (Dist::U32Mixed, Backend::Sse2), setup = setup_decode_u32)]
+#[bench::u32_mixed_avx2(args = (Dist::U32Mixed, Backend::Avx2), setup = setup_decode_u32)]
+fn pbwire_u32(mut d: Decode<u32>) -> (Decode<u32>, usize) {
+    let n = d.kernel.decode_u32(black_box(&d.payload), &mut d.out).unwrap();
+    (d, n)
+}
+
+#[library_benchmark]
+#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_u32)]
+#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u32)]
+fn prost_u32(d: Decode<u32>) -> (Decode<u32>, usize) {
+    let mut d = room(d);
+    let mut buf: &[u8] = black_box(&d.prefixed);
+    prost::encoding::uint32::merge_repeated(
+        PW::LengthDelimited,
+        &mut d.out,
+        &mut buf,
+        DecodeContext::default(),
+    )
+    .unwrap();
+    let n = d.out.len();
+    (d, n)
+}
+
+#[library_benchmark]
+#[bench::realistic_scalar(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_i32)]
+#[bench::realistic_sse2(args = (Dist::Realistic, Backend::Sse2), setup = setup_decode_i32)]
+#[bench::realistic_avx2(args = (Dist::Realistic, Backend::Avx2), setup = setup_decode_i32)]
+fn pbwire_i32(mut d: Decode<i32>) -> (Decode<i32>, usize) {
+    let n = d.kernel.decode_i32(black_box(&d.payload), &mut d.out).unwrap();
+    (d, n)
+}
+
+#[library_benchmark]
+#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_i32)]
+fn prost_i32(d: Decode<i32>) -> (Decode<i32>, usize) {
+    let mut d = room(d);
+    let mut buf: &[u8] = black_box(&d.prefixed);
+    prost::encoding::int32::merge_repeated(
+        PW::LengthDelimited,
+        &mut d.out,
+        &mut buf,
+        DecodeContext::default(),
+    )
+    .unwrap();
+    let n = d.out.len();
+    (d, n)
+}
+
+library_benchmark_group!(
+name = decode_32;
+benchmarks = pbwire_u32, prost_u32, pbwire_i32, prost_i32
+);
+
+// ---- count
+fn setup_count(dist: Dist, backend: Backend) -> (Vec<u8>, Kernel) {
+    (data::packed(&data::values(dist, N)), kernels::kernel(backend))
+}
+
+#[library_benchmark]
+#[bench::one_byte_scalar(args = (Dist::OneByte, Backend::Scalar), setup = setup_count)]
+#[bench::one_byte_sse2(args = (Dist::OneByte, Backend::Sse2), setup = setup_count)]
+#[bench::one_byte_avx2(args = (Dist::OneByte, Backend::Avx2), setup = setup_count)]
+#[bench::u32_mixed_scalar(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_count)]
+#[bench::u32_mixed_sse2(args = (Dist::U32Mixed, Backend::Sse2), setup = setup_count)]
+#[bench::u32_mixed_avx2(args = (Dist::U32Mixed, Backend::Avx2), setup = setup_count)]
+#[bench::u64_mixed_scalar(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_count)]
+#[bench::u64_mixed_sse2(args = (Dist::U64Mixed, Backend::Sse2), setup = setup_count)]
+#[bench::u64_mixed_avx2(args = (Dist::U64Mixed, Backend::Avx2), setup = setup_count)]
+#[bench::realistic_scalar(args = (Dist::Realistic, Backend::Scalar), setup = setup_count)]
+#[bench::realistic_sse2(args = (Dist::Realistic, Backend::Sse2), setup = setup_count)]
+#[bench::realistic_avx2(args = (Dist::Realistic, Backend::Avx2), setup = setup_count)]
+fn pbwire_count((payload, kernel): (Vec<u8>, Kernel)) -> (Vec<u8>, usize) {
+    let n = kernel.count_varints(black_box(&payload));
+    (payload, n)
+}
+
+#[library_benchmark]
+#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_count)]
+#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_count)]
+#[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_count)]
+#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_count)]
+fn iter_filter_count((payload, _): (Vec<u8>, Kernel)) -> (Vec<u8>, usize) {
+    let n = black_box(&payload).iter().filter(|&&b| b < 0x80).count();
+    (payload, n)
+}
+
+library_benchmark_group!(name = count_varints; benchmarks = pbwire_count, iter_filter_count);
+
+// ---- encode
+struct Encode {
+    values: Vec<u64>,
+    out: Vec<u8>,
+}
+
+fn setup_encode(dist: Dist) -> Encode {
+    let values = data::values(dist, N);
+    let len = data::packed(&values).len();
+    Encode { values, out: touched(len) }
+}
+
+#[library_benchmark]
+#[bench::one_byte(args = (Dist::OneByte), setup = setup_encode)]
+#[bench::u32_mixed(args = (Dist::U32Mixed), setup = setup_encode)]
+#[bench::u64_mixed(args = (Dist::U64Mixed), setup = setup_encode)]
+#[bench::realistic(args = (Dist::Realistic), setup = setup_encode)]
+fn pbwire_encode(mut e: Encode) -> (Encode, usize) {
+    let n = pbwire::packed::encode_u64(black_box(&e.values), &mut e.out).unwrap();
+    (e, n)
+}
+
+#[library_benchmark]
+#[bench::one_byte(args = (Dist::OneByte), setup = setup_encode)]
+#[bench::u32_mixed(args = (Dist::U32Mixed), setup = setup_encode)]
+#[bench::u64_mixed(args = (Dist::U64Mixed), setup = setup_encode)]
+#[bench::realistic(args = (Dist::Realistic), setup = setup_encode)]
+fn prost_encode(mut e: Encode) -> (Encode, usize) {
+    // Into a Vec with room, as a reused encode buffer.
+    let mut vec = std::mem::take(&mut e.out);
+    vec.clear();
+    for &v in black_box(&e.values) {
+        prost::encoding::encode_varint(v, &mut vec);
+    }
+    let n = vec.len();
+    e.out = vec;
+    (e, n)
+}
+
+library_benchmark_group!(name = encode_u64; benchmarks = pbwire_encode, prost_encode);
+
+// ---- scan
+fn setup_scan() -> Vec<u8> {
+    let (msg, count) = data::mixed_message(usize::MAX, N);
+    assert_eq!(count, N);
+    msg
+}
+
+#[library_benchmark]
+#[bench::mixed(setup = setup_scan)]
+fn pbwire_fields(msg: Vec<u8>) -> (Vec<u8>, u64) {
+    let mut s = 0u64;
+    for f in fields(black_box(&msg)) {
+        s += f.unwrap().number as u64;
+    }
+    (msg, s)
+}
+
+#[library_benchmark]
+#[bench::mixed(setup = setup_scan)]
+fn pbwire_skip_field(msg: Vec<u8>) -> (Vec<u8>, u64) {
+    let (m, mut s, mut pos) = (black_box(&msg[..]), 0u64, 0);
+    while pos < m.len() {
+        let (tag, tl) = wire::decode_tag(&m[pos..]).unwrap();
+        pos += tl;
+        pos += wire::skip_field(tag, &m[pos..]).unwrap();
+        s += tag.field() as u64;
+    }
+    (msg, s)
+}
+
+#[library_benchmark]
+#[bench::mixed(setup = setup_scan)]
+fn prost_skip_field(msg: Vec<u8>) -> (Vec<u8>, u64) {
+    let mut s = 0u64;
+    let mut buf: &[u8] = black_box(&msg);
+    while !buf.is_empty() {
+        let (tag, wt) = prost::encoding::decode_key(&mut buf).unwrap();
+        prost::encoding::skip_field(wt, tag, &mut buf, DecodeContext::default()).unwrap();
+        s += tag as u64;
+    }
+    (msg, s)
+}
+
+library_benchmark_group!(name = scan_fields; benchmarks = pbwire_fields, pbwire_skip_field, prost_skip_field);
+
+main!(
+config = LibraryBenchmarkConfig::default().tool(
+    Callgrind::with_args(["--cache-sim=yes", "--I1=32768,8,64", "--D1=49152,12,64", "--LL=2097152,16,64"])
+        .format([CallgrindMetrics::Default, CallgrindMetrics::CacheMisses])
+);
+library_benchmark_groups = decode_u64, decode_32, count_varints, encode_u64, scan_fields
+);

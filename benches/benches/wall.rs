@@ -1,0 +1,822 @@
+//! Wall-clock benchmarks: pbwire against prost, quick-protobuf, rust-protobuf, integer-encoding
+//! and varint-simd on the same data, in interleaved rounds, reporting medians.
+//!
+//! ```sh
+//! cargo bench -p pbwire-bench                          # everything (a few minutes)
+//! cargo bench -p pbwire-bench -- --quick               # fewer rounds, no 1,000,000-value sizes
+//! cargo bench -p pbwire-bench -- decode_u64 realistic  # only ids containing every word
+//! PBWIRE_BENCH_FILTER=scan PBWIRE_BENCH_QUICK=1 cargo bench -p pbwire-bench   # the same by env
+//! ```
+//!
+//! Each benchmark builds its data, runs every contender once and checks its output against the
+//! source values (a contender that disagrees aborts the run), calibrates each contender to a
+//! sample of about `TARGET` time, then runs `ROUNDS` rounds in which every contender takes one
+//! sample, in an order rotated each round, so that machine noise hits all contenders alike.
+//! The table reports the median sample per value (or message, field, record), the
+//! interquartile spread, throughput over the encoded bytes, and speed relative to the prost
+//! row of the same benchmark measured in the same rounds (> 1 is faster than prost).
+
+use std::hint::black_box;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use integer_encoding::VarInt;
+use pbwire::fields::fields;
+use pbwire::wire;
+use pbwire_bench::data::{self, hash_bytes, hash_values, Dist, Narrow};
+use pbwire_bench::kernels::pbwire_backends;
+use pbwire_bench::msgs::{self, TradeOrderRef};
+use prost::encoding::{DecodeContext, WireType as PW};
+use prost::Message as _;
+use quick_protobuf::{BytesReader, MessageRead};
+
+/// One timed contender: `run(true)` returns a full checksum of its output (compared with the
+/// benchmark's), `run(false)` something cheap that still depends on the output.
+struct Contender {
+    name: String,
+    /// The checksum `run(true)` must return; `None` for reference rows (fill, copy).
+    expect: Option<u64>,
+    run: Box<dyn FnMut(bool) -> u64>,
+}
+
+struct Bench {
+    kernel: &'static str,
+    data: String,
+    unit: &'static str,
+    units: usize,
+    bytes: usize,
+    /// The name of the contender the speed column divides by.
+    baseline: &'static str,
+    contenders: Vec<Contender>,
+}
+
+struct Spec {
+    id: String,
+    build: Box<dyn Fn() -> Bench>,
+}
+
+struct Config {
+    rounds: usize,
+    target: Duration,
+    quick: bool,
+    words: Vec<String>,
+}
+
+fn contender(
+    name: impl Into<String>,
+    expect: Option<u64>,
+    run: impl FnMut(bool) -> u64 + 'static,
+) -> Contender {
+    Contender { name: name.into(), expect, run: Box::new(run) }
+}
+
+const PROST_PACKED: &str = "prost merge_repeated (Vec)";
+const PROST_ENCODE: &str = "prost encode_varint loop (Vec)";
+
+// ------------------------------------------------------------------------------ packed decode
+
+fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
+    let values = data::values(dist, n);
+    data::check_distribution(dist, &values);
+    let payload = Rc::new(data::packed(&values));
+    let prefixed = Rc::new(data::length_prefixed(&payload));
+    let e = Some(hash_values(values.iter().copied()));
+    let mut cs = Vec::new();
+    let last = |out: &[u64], c: usize| c as u64 ^ out[c.saturating_sub(1)];
+
+    for k in pbwire_backends() {
+        let (p, mut out) = (payload.clone(), vec![0u64; n]);
+        cs.push(contender(k.name(), e, move |verify| {
+            let c = k.decode_u64(&p, &mut out).unwrap();
+            if verify {
+                hash_values(out[..c].iter().copied())
+            } else {
+                last(&out, c)
+            }
+        }));
+    }
+    let (p, mut out) = (payload.clone(), vec![0u64; n]);
+    cs.push(contender("pbwire varint::decode_u64 loop", e, move |verify| {
+        let mut pos = 0;
+        for slot in out.iter_mut() {
+            let (v, len) = pbwire::varint::decode_u64(&p[pos..]).unwrap();
+            *slot = v;
+            pos += len;
+        }
+        if verify {
+            hash_values(out.iter().copied())
+        } else {
+            last(&out, n)
+        }
+    }));
+    let (p, mut vec) = (payload.clone(), Vec::<u64>::new());
+    cs.push(contender("pbwire packed::extend_u64 (Vec)", e, move |verify| {
+        vec.clear();
+        let c = pbwire::packed::extend_u64(&p, &mut vec).unwrap();
+        if verify {
+            hash_values(vec.iter().copied())
+        } else {
+            last(&vec, c)
+        }
+    }));
+    let (p, mut vec) = (prefixed.clone(), Vec::<u64>::new());
+    cs.push(contender(PROST_PACKED, e, move |verify| {
+        vec.clear();
+        let mut buf: &[u8] = &p;
+        prost::encoding::uint64::merge_repeated(
+            PW::LengthDelimited,
+            &mut vec,
+            &mut buf,
+            DecodeContext::default(),
+        )
+        .unwrap();
+        if verify {
+            hash_values(vec.iter().copied())
+        } else {
+            last(&vec, vec.len())
+        }
+    }));
+    let (p, mut out) = (payload.clone(), vec![0u64; n]);
+    cs.push(contender("prost decode_varint loop", e, move |verify| {
+        let mut buf: &[u8] = &p;
+        for slot in out.iter_mut() {
+            *slot = prost::encoding::decode_varint(&mut buf).unwrap();
+        }
+        if verify {
+            hash_values(out.iter().copied())
+        } else {
+            last(&out, n)
+        }
+    }));
+    let p = prefixed.clone();
+    cs.push(contender("quick-protobuf read_packed (new Vec)", e, move |verify| {
+        let mut r = BytesReader::from_bytes(&p);
+        let vec = r.read_packed(&p, |r, b| r.read_uint64(b)).unwrap();
+        if verify {
+            hash_values(vec.iter().copied())
+        } else {
+            last(&vec, vec.len())
+        }
+    }));
+    let (p, mut vec) = (prefixed.clone(), Vec::<u64>::new());
+    cs.push(contender("protobuf read_repeated_packed (Vec)", e, move |verify| {
+        vec.clear();
+        let mut is = protobuf::CodedInputStream::from_bytes(&p);
+        is.read_repeated_packed_uint64_into(&mut vec).unwrap();
+        if verify {
+            hash_values(vec.iter().copied())
+        } else {
+            last(&vec, vec.len())
+        }
+    }));
+    let (p, mut out) = (payload.clone(), vec![0u64; n]);
+    cs.push(contender("integer-encoding decode_var loop", e, move |verify| {
+        let mut pos = 0;
+        for slot in out.iter_mut() {
+            let (v, len) = u64::decode_var(&p[pos..]).unwrap();
+            *slot = v;
+            pos += len;
+        }
+        if verify {
+            hash_values(out.iter().copied())
+        } else {
+            last(&out, n)
+        }
+    }));
+    let (p, mut out) = (payload.clone(), vec![0u64; n]);
+    cs.push(contender("varint-simd decode loop", e, move |verify| {
+        let mut pos = 0;
+        for slot in out.iter_mut() {
+            let (v, len) = varint_simd::decode::<u64>(&p[pos..]).unwrap();
+            *slot = v;
+            pos += len;
+        }
+        if verify {
+            hash_values(out.iter().copied())
+        } else {
+            last(&out, n)
+        }
+    }));
+    let mut out = vec![0u64; n];
+    cs.push(contender("out.fill (store reference)", None, move |_| {
+        out.fill(black_box(7));
+        last(&out, n)
+    }));
+    Bench {
+        kernel: "decode_u64",
+        data: dist.name().into(),
+        unit: "value",
+        units: n,
+        bytes: payload.len(),
+        baseline: PROST_PACKED,
+        contenders: cs,
+    }
+}
+
+fn decode_narrow_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
+    let values = data::values(dist, n);
+    data::check_distribution(dist, &values);
+    let payload = Rc::new(data::packed(&values));
+    let prefixed = Rc::new(data::length_prefixed(&payload));
+    let e = Some(hash_values(values.iter().map(|&v| v as u32 as u64)));
+    let h32 = |s: &[u32]| hash_values(s.iter().map(|&v| v as u64));
+    let hi32 = |s: &[i32]| hash_values(s.iter().map(|&v| v as u32 as u64));
+    let mut cs = Vec::new();
+    match narrow {
+        Narrow::Uint32 => {
+            for k in pbwire_backends() {
+                let (p, mut out) = (payload.clone(), vec![0u32; n]);
+                cs.push(contender(k.name(), e, move |verify| {
+                    let c = k.decode_u32(&p, &mut out).unwrap();
+                    if verify {
+                        h32(&out[..c])
+                    } else {
+                        c as u64 ^ out[c - 1] as u64
+                    }
+                }));
+            }
+            let (p, mut vec) = (prefixed.clone(), Vec::<u32>::new());
+            cs.push(contender(PROST_PACKED, e, move |verify| {
+                vec.clear();
+                let mut buf: &[u8] = &p;
+                prost::encoding::uint32::merge_repeated(
+                    PW::LengthDelimited,
+                    &mut vec,
+                    &mut buf,
+                    DecodeContext::default(),
+                )
+                .unwrap();
+                if verify {
+                    h32(&vec)
+                } else {
+                    vec.len() as u64 ^ vec[n - 1] as u64
+                }
+            }));
+            let p = prefixed.clone();
+            cs.push(contender("quick-protobuf read_packed (new Vec)", e, move |verify| {
+                let mut r = BytesReader::from_bytes(&p);
+                let vec = r.read_packed(&p, |r, b| r.read_uint32(b)).unwrap();
+                if verify {
+                    h32(&vec)
+                } else {
+                    vec.len() as u64 ^ vec[n - 1] as u64
+                }
+            }));
+            let (p, mut vec) = (prefixed.clone(), Vec::<u32>::new());
+            cs.push(contender("protobuf read_repeated_packed (Vec)", e, move |verify| {
+                vec.clear();
+                let mut is = protobuf::CodedInputStream::from_bytes(&p);
+                is.read_repeated_packed_uint32_into(&mut vec).unwrap();
+                if verify {
+                    h32(&vec)
+                } else {
+                    vec.len() as u64 ^ vec[n - 1] as u64
+                }
+            }));
+        }
+        Narrow::Int32 => {
+            for k in pbwire_backends() {
+                let (p, mut out) = (payload.clone(), vec![0i32; n]);
+                cs.push(contender(k.name(), e, move |verify| {
+                    let c = k.decode_i32(&p, &mut out).unwrap();
+                    if verify {
+                        hi32(&out[..c])
+                    } else {
+                        c as u64 ^ out[c - 1] as u64
+                    }
+                }));
+            }
+            let (p, mut vec) = (prefixed.clone(), Vec::<i32>::new());
+            cs.push(contender(PROST_PACKED, e, move |verify| {
+                vec.clear();
+                let mut buf: &[u8] = &p;
+                prost::encoding::int32::merge_repeated(
+                    PW::LengthDelimited,
+                    &mut vec,
+                    &mut buf,
+                    DecodeContext::default(),
+                )
+                .unwrap();
+                if verify {
+                    hi32(&vec)
+                } else {
+                    vec.len() as u64 ^ vec[n - 1] as u64
+                }
+            }));
+            let p = prefixed.clone();
+            cs.push(contender("quick-protobuf read_packed (new Vec)", e, move |verify| {
+                let mut r = BytesReader::from_bytes(&p);
+                let vec = r.read_packed(&p, |r, b| r.read_int32(b)).unwrap();
+                if verify {
+                    hi32(&vec)
+                } else {
+                    vec.len() as u64 ^ vec[n - 1] as u64
+                }
+            }));
+            let (p, mut vec) = (prefixed.clone(), Vec::<i32>::new());
+            cs.push(contender("protobuf read_repeated_packed (Vec)", e, move |verify| {
+                vec.clear();
+                let mut is = protobuf::CodedInputStream::from_bytes(&p);
+                is.read_repeated_packed_int32_into(&mut vec).unwrap();
+                if verify {
+                    hi32(&vec)
+                } else {
+                    vec.len() as u64 ^ vec[n - 1] as u64
+                }
+            }));
+        }
+    }
+    let (p, mut out) = (payload.clone(), vec![0u32; n]);
+    cs.push(contender("prost decode_varint loop", e, move |verify| {
+        let mut buf: &[u8] = &p;
+        for slot in out.iter_mut() {
+            *slot = prost::encoding::decode_varint(&mut buf).unwrap() as u32;
+        }
+        if verify {
+            h32(&out)
+        } else {
+            out[n - 1] as u64
+        }
+    }));
+    let mut out = vec![0u32; n];
+    cs.push(contender("out.fill (store reference)", None, move |_| {
+        out.fill(black_box(7));
+        out[n - 1] as u64
+    }));
+    Bench {
+        kernel: if narrow == Narrow::Uint32 { "decode_u32" } else { "decode_i32" },
+        data: dist.name().into(),
+        unit: "value",
+        units: n,
+        bytes: payload.len(),
+        baseline: PROST_PACKED,
+        contenders: cs,
+    }
+}
+
+fn count_bench(dist: Dist, n: usize) -> Bench {
+    let values = data::values(dist, n);
+    let payload = Rc::new(data::packed(&values));
+    let e = Some(n as u64);
+    let mut cs = Vec::new();
+    for k in pbwire_backends() {
+        let p = payload.clone();
+        cs.push(contender(k.name(), e, move |_| k.count_varints(&p) as u64));
+    }
+    let p = payload.clone();
+    cs.push(contender("iter().filter(b < 0x80).count()", e, move |_| {
+        p.iter().filter(|&&b| b < 0x80).count() as u64
+    }));
+    Bench {
+        kernel: "count_varints",
+        data: dist.name().into(),
+        unit: "value",
+        units: n,
+        bytes: payload.len(),
+        baseline: "iter().filter(b < 0x80).count()",
+        contenders: cs,
+    }
+}
+
+// ------------------------------------------------------------------------------ packed encode
+
+fn encode_bench(dist: Dist, n: usize, narrow: Option<Narrow>) -> Bench {
+    let values = data::values(dist, n);
+    let payload = Rc::new(data::packed(&values));
+    let e = Some(hash_bytes(&payload));
+    let size = payload.len();
+    let mut cs = Vec::new();
+    let v64 = Rc::new(values.clone());
+    let v32: Rc<Vec<u32>> = Rc::new(values.iter().map(|&v| v as u32).collect());
+    let vi32: Rc<Vec<i32>> = Rc::new(values.iter().map(|&v| v as i32).collect());
+    // Encoding does not dispatch: one row.
+    let mut out = vec![0u8; size];
+    let name = format!("pbwire packed::encode_{}", narrow.map_or("u64", Narrow::name));
+    let (v, w, wi) = (v64.clone(), v32.clone(), vi32.clone());
+    cs.push(contender(name, e, move |verify| {
+        let len = match narrow {
+            None => pbwire::packed::encode_u64(&v, &mut out),
+            Some(Narrow::Uint32) => pbwire::packed::encode_u32(&w, &mut out),
+            Some(Narrow::Int32) => pbwire::packed::encode_i32(&wi, &mut out),
+        }
+        .unwrap();
+        if verify {
+            hash_bytes(&out[..len])
+        } else {
+            len as u64 ^ out[len - 1] as u64
+        }
+    }));
+    // What prost's generated code does per value: widen (int32 sign-extends) and encode_varint.
+    let (v, mut vec) = (v64.clone(), Vec::<u8>::with_capacity(size));
+    cs.push(contender(PROST_ENCODE, e, move |verify| {
+        vec.clear();
+        for &x in v.iter() {
+            prost::encoding::encode_varint(x, &mut vec);
+        }
+        if verify {
+            hash_bytes(&vec)
+        } else {
+            vec.len() as u64 ^ vec[vec.len() - 1] as u64
+        }
+    }));
+    let (v, mut out) = (v64.clone(), vec![0u8; size]);
+    cs.push(contender("prost encode_varint loop (&mut [u8])", e, move |verify| {
+        let mut buf: &mut [u8] = &mut out;
+        for &x in v.iter() {
+            prost::encoding::encode_varint(x, &mut buf);
+        }
+        if verify {
+            hash_bytes(&out)
+        } else {
+            out[size - 1] as u64
+        }
+    }));
+    let (v, mut out) = (v64.clone(), vec![0u8; size]);
+    cs.push(contender("integer-encoding encode_var loop", e, move |verify| {
+        let mut pos = 0;
+        for &x in v.iter() {
+            pos += x.encode_var(&mut out[pos..]);
+        }
+        if verify {
+            hash_bytes(&out[..pos])
+        } else {
+            pos as u64 ^ out[size - 1] as u64
+        }
+    }));
+    let (v, mut out) = (v64.clone(), vec![0u8; size]);
+    cs.push(contender("varint-simd encode loop", e, move |verify| {
+        let mut pos = 0;
+        for &x in v.iter() {
+            let (bytes, len) = varint_simd::encode(x);
+            out[pos..pos + len as usize].copy_from_slice(&bytes[..len as usize]);
+            pos += len as usize;
+        }
+        if verify {
+            hash_bytes(&out[..pos])
+        } else {
+            pos as u64 ^ out[size - 1] as u64
+        }
+    }));
+    let (p, mut out) = (payload.clone(), vec![0u8; size]);
+    cs.push(contender("copy_from_slice (store reference)", None, move |_| {
+        out.copy_from_slice(black_box(&p));
+        out[size - 1] as u64
+    }));
+    Bench {
+        kernel: match narrow {
+            None => "encode_u64",
+            Some(Narrow::Uint32) => "encode_u32",
+            Some(Narrow::Int32) => "encode_i32",
+        },
+        data: dist.name().into(),
+        unit: "value",
+        units: n,
+        bytes: size,
+        baseline: PROST_ENCODE,
+        contenders: cs,
+    }
+}
+
+// ------------------------------------------------------------------------------ messages
+
+fn scan_bench() -> Bench {
+    let (msg, count) = data::scan_message();
+    let msg = Rc::new(msg);
+    let sum: u64 = fields(&msg).map(|f| f.unwrap().number as u64).sum();
+    let e = Some(hash_values([count as u64, sum]));
+    let mut cs = Vec::new();
+    let m = msg.clone();
+    cs.push(contender("pbwire fields()", e, move |_| {
+        let (mut n, mut s) = (0u64, 0u64);
+        for f in fields(&m) {
+            s += f.unwrap().number as u64;
+            n += 1;
+        }
+        hash_values([n, s])
+    }));
+    let m = msg.clone();
+    cs.push(contender("pbwire decode_tag + skip_field", e, move |_| {
+        let (mut n, mut s, mut pos) = (0u64, 0u64, 0);
+        while pos < m.len() {
+            let (tag, tl) = wire::decode_tag(&m[pos..]).unwrap();
+            pos += tl;
+            pos += wire::skip_field(tag, &m[pos..]).unwrap();
+            s += tag.field() as u64;
+            n += 1;
+        }
+        hash_values([n, s])
+    }));
+    let m = msg.clone();
+    cs.push(contender("prost decode_key + skip_field", e, move |_| {
+        let (mut n, mut s) = (0u64, 0u64);
+        let mut buf: &[u8] = &m;
+        while !buf.is_empty() {
+            let (tag, wt) = prost::encoding::decode_key(&mut buf).unwrap();
+            prost::encoding::skip_field(wt, tag, &mut buf, DecodeContext::default()).unwrap();
+            s += tag as u64;
+            n += 1;
+        }
+        hash_values([n, s])
+    }));
+    let m = msg.clone();
+    cs.push(contender("quick-protobuf next_tag + read_unknown", e, move |_| {
+        let (mut n, mut s) = (0u64, 0u64);
+        let mut r = BytesReader::from_bytes(&m);
+        while !r.is_eof() {
+            let tag = r.next_tag(&m).unwrap();
+            r.read_unknown(&m, tag).unwrap();
+            s += (tag >> 3) as u64;
+            n += 1;
+        }
+        hash_values([n, s])
+    }));
+    let m = msg.clone();
+    cs.push(contender("protobuf read_raw_tag_or_eof + skip_field", e, move |_| {
+        let (mut n, mut s) = (0u64, 0u64);
+        let mut is = protobuf::CodedInputStream::from_bytes(&m);
+        while let Some(tag) = is.read_raw_tag_or_eof().unwrap() {
+            is.skip_field(protobuf::rt::WireType::new(tag & 7).unwrap()).unwrap();
+            s += (tag >> 3) as u64;
+            n += 1;
+        }
+        hash_values([n, s])
+    }));
+    Bench {
+        kernel: "scan",
+        data: format!("1 MiB mixed, {count} fields"),
+        unit: "field",
+        units: count,
+        bytes: msg.len(),
+        baseline: "prost decode_key + skip_field",
+        contenders: cs,
+    }
+}
+
+fn records_bench(n: usize) -> Bench {
+    let records = data::records(n);
+    let msg = Rc::new(data::records_message(&records));
+    let e = Some(data::records_checksum(records.iter().map(|r| (&r.a[..], &r.b[..], &r.c[..], r.x, r.y))));
+    let mut cs = Vec::new();
+    let m = msg.clone();
+    cs.push(contender("pbwire fields() zero-copy (&str)", e, move |verify| {
+        let mut out = Vec::new();
+        msgs::pbwire_records(&m, &mut out).unwrap();
+        if verify {
+            data::records_checksum(out.iter().map(|r| (r.a, r.b, r.c, r.x, r.y)))
+        } else {
+            out.len() as u64 ^ out[out.len() - 1].x as u64
+        }
+    }));
+    let m = msg.clone();
+    cs.push(contender("prost derive decode (owned)", e, move |verify| {
+        let d = msgs::ProstRecords::decode(&m[..]).unwrap();
+        if verify {
+            data::records_checksum(d.records.iter().map(|r| (&r.a[..], &r.b[..], &r.c[..], r.x, r.y)))
+        } else {
+            d.records.len() as u64 ^ d.records[d.records.len() - 1].x as u64
+        }
+    }));
+    let m = msg.clone();
+    cs.push(contender("quick-protobuf MessageRead (borrowed)", e, move |verify| {
+        let mut r = BytesReader::from_bytes(&m);
+        let d = msgs::QuickRecords::from_reader(&mut r, &m).unwrap();
+        if verify {
+            data::records_checksum(d.records.iter().map(|r| (r.0.a, r.0.b, r.0.c, r.0.x, r.0.y)))
+        } else {
+            d.records.len() as u64 ^ d.records[d.records.len() - 1].0.x as u64
+        }
+    }));
+    Bench {
+        kernel: "records message",
+        data: format!("{n} records, {} bytes", msg.len()),
+        unit: "record",
+        units: n,
+        bytes: msg.len(),
+        baseline: "prost derive decode (owned)",
+        contenders: cs,
+    }
+}
+
+fn trade_order_bench() -> Bench {
+    let e = Some(TradeOrderRef::checksum(150, 7, "a", &[5, 6], true));
+    let msg: &'static [u8] = &data::TRADE_ORDER;
+    let cs = vec![
+        contender("call + checksum only (reference)", None, move |_| {
+            TradeOrderRef::checksum(black_box(150), 7, "a", black_box(&[5, 6]), true)
+        }),
+        contender("pbwire fields() zero-copy", e, move |_| {
+            let m = msgs::pbwire_trade_order(black_box(msg)).unwrap();
+            TradeOrderRef::checksum(m.order_id, m.user_id, m.user_name, &m.sku_ids[..m.sku_count], m.paid)
+        }),
+        contender("prost derive decode (owned)", e, move |_| {
+            let m = msgs::ProstTradeOrder::decode(black_box(msg)).unwrap();
+            let b = m.buyer.unwrap_or_default();
+            TradeOrderRef::checksum(m.order_id, b.user_id, &b.user_name, &m.sku_ids, m.paid)
+        }),
+        contender("quick-protobuf MessageRead (borrowed)", e, move |_| {
+            let msg = black_box(msg);
+            let mut r = BytesReader::from_bytes(msg);
+            let m = msgs::QuickTradeOrder::from_reader(&mut r, msg).unwrap();
+            let b = m.buyer.unwrap_or_default();
+            TradeOrderRef::checksum(m.order_id, b.user_id, b.user_name, &m.sku_ids, m.paid)
+        }),
+    ];
+    Bench {
+        kernel: "TradeOrder",
+        data: "16 bytes, one message per call".into(),
+        unit: "msg",
+        units: 1,
+        bytes: msg.len(),
+        baseline: "prost derive decode (owned)",
+        contenders: cs,
+    }
+}
+
+// ------------------------------------------------------------------------------ harness
+
+fn specs(quick: bool) -> Vec<Spec> {
+    let sizes: &[usize] = if quick { &data::SIZES[..2] } else { &data::SIZES };
+    let mut specs = Vec::new();
+    let mut add = |id: String, build: Box<dyn Fn() -> Bench>| specs.push(Spec { id, build });
+    for &dist in &Dist::ALL {
+        for &n in sizes {
+            add(format!("decode_u64/{}/{n}", dist.name()), Box::new(move || decode_u64_bench(dist, n)));
+        }
+    }
+    for &dist in &Dist::ALL {
+        if let Some(narrow) = dist.narrow() {
+            for &n in sizes {
+                let id = format!("decode_{}/{}/{n}", narrow.name(), dist.name());
+                add(id, Box::new(move || decode_narrow_bench(dist, narrow, n)));
+            }
+        }
+    }
+    for &dist in &Dist::ALL {
+        for &n in sizes {
+            add(format!("count_varints/{}/{n}", dist.name()), Box::new(move || count_bench(dist, n)));
+        }
+    }
+    for &dist in &Dist::ALL {
+        for &n in sizes {
+            add(format!("encode_u64/{}/{n}", dist.name()), Box::new(move || encode_bench(dist, n, None)));
+            if let Some(narrow) = dist.narrow() {
+                let id = format!("encode_{}/{}/{n}", narrow.name(), dist.name());
+                add(id, Box::new(move || encode_bench(dist, n, Some(narrow))));
+            }
+        }
+    }
+    add("scan/1MiB".into(), Box::new(scan_bench));
+    add("records/100000".into(), Box::new(|| records_bench(100_000)));
+    add("trade_order".into(), Box::new(trade_order_bench));
+    specs
+}
+
+fn time(run: &mut dyn FnMut(bool) -> u64, iters: u64) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        black_box(run(false));
+    }
+    start.elapsed()
+}
+
+fn calibrate(run: &mut dyn FnMut(bool) -> u64, target: Duration) -> u64 {
+    let mut iters = 1u64;
+    loop {
+        let t = time(run, iters);
+        if t >= target / 4 || iters >= 1 << 30 {
+            let scaled = (iters as f64 * target.as_secs_f64() / t.as_secs_f64().max(1e-9)).ceil();
+            return (scaled as u64).clamp(1, 1 << 32);
+        }
+        iters *= 4;
+    }
+}
+
+struct Row {
+    kernel: &'static str,
+    data: String,
+    size: usize,
+    name: String,
+    unit: &'static str,
+    ns: f64,
+    spread: f64,
+    gbps: f64,
+    speed: Option<f64>,
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let pos = q * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+fn run_bench(mut b: Bench, cfg: &Config) -> Vec<Row> {
+    for c in &mut b.contenders {
+        let got = (c.run)(true);
+        if let Some(want) = c.expect {
+            assert_eq!(got, want, "{} {}: {} disagrees with the source data", b.kernel, b.data, c.name);
+        }
+    }
+    let iters: Vec<u64> = b.contenders.iter_mut().map(|c| calibrate(&mut c.run, cfg.target)).collect();
+    let k = b.contenders.len();
+    let mut samples = vec![Vec::with_capacity(cfg.rounds); k];
+    for round in 0..cfg.rounds {
+        for j in 0..k {
+            let i = (j + round) % k;
+            let t = time(&mut b.contenders[i].run, iters[i]);
+            samples[i].push(t.as_secs_f64() * 1e9 / iters[i] as f64);
+        }
+    }
+    let medians: Vec<f64> = samples
+        .iter_mut()
+        .map(|s| {
+            s.sort_by(f64::total_cmp);
+            quantile(s, 0.5)
+        })
+        .collect();
+    let base = b.contenders.iter().position(|c| c.name == b.baseline).map(|i| medians[i]);
+    b.contenders
+        .iter()
+        .zip(samples.iter().zip(&medians))
+        .map(|(c, (s, &med))| Row {
+            kernel: b.kernel,
+            data: b.data.clone(),
+            size: b.units,
+            name: c.name.clone(),
+            unit: b.unit,
+            ns: med / b.units as f64,
+            spread: (quantile(s, 0.75) - quantile(s, 0.25)) / med * 100.0,
+            gbps: b.bytes as f64 / med,
+            speed: base.map(|base| base / med),
+        })
+        .collect()
+}
+
+fn print_table(rows: &[Row], baseline_note: bool) {
+    println!("| benchmark | data | n | contender | ns/unit | IQR | GB/s | speed vs prost |");
+    println!("|---|---|---:|---|---:|---:|---:|---:|");
+    for r in rows {
+        let speed = r.speed.map_or("-".into(), |s| format!("{s:.2}x"));
+        println!(
+            "| {} | {} | {} | {} | {:.3} ns/{} | {:.0}% | {:.2} | {} |",
+            r.kernel, r.data, r.size, r.name, r.ns, r.unit, r.spread, r.gbps, speed
+        );
+    }
+    if baseline_note {
+        println!();
+        println!(
+            "speed = baseline median / contender median in the same rounds (> 1: faster). Baseline: prost's"
+        );
+        println!("merge_repeated (decode), encode_varint loop into a Vec (encode), decode_key + skip_field (scan),");
+        println!("derive decode (messages); for count_varints, which prost lacks, the iterator filter.");
+    }
+}
+
+fn main() {
+    let mut words = Vec::new();
+    let mut quick = std::env::var_os("PBWIRE_BENCH_QUICK").is_some_and(|v| v != "0");
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--quick" => quick = true,
+            "--bench" => {}
+            a if a.starts_with('-') => {}
+            a => words.push(a.to_owned()),
+        }
+    }
+    if let Ok(filter) = std::env::var("PBWIRE_BENCH_FILTER") {
+        words.extend(filter.split_whitespace().map(str::to_owned));
+    }
+    let cfg = Config {
+        rounds: if quick { 5 } else { 25 },
+        target: Duration::from_millis(if quick { 1 } else { 4 }),
+        quick,
+        words,
+    };
+    let mut rows = Vec::new();
+    let started = Instant::now();
+    for spec in specs(cfg.quick) {
+        if !cfg.words.iter().all(|w| spec.id.contains(w.as_str())) {
+            continue;
+        }
+        eprintln!("[{:6.1}s] {}", started.elapsed().as_secs_f64(), spec.id);
+        let bench = (spec.build)();
+        let new = run_bench(bench, &cfg);
+        for r in &new {
+            eprintln!(
+                "    {:<42} {:>9.3} ns/{:<6} {:>4.0}%  {}",
+                r.name,
+                r.ns,
+                r.unit,
+                r.spread,
+                r.speed.map_or("-".into(), |s| format!("{s:.2}x"))
+            );
+        }
+        rows.extend(new);
+    }
+    eprintln!(
+        "[{:6.1}s] done: {} rows, {} rounds each",
+        started.elapsed().as_secs_f64(),
+        rows.len(),
+        cfg.rounds
+    );
+    print_table(&rows, true);
+}

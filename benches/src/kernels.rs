@@ -1,0 +1,84 @@
+//! The pbwire kernels as the benches call them, one [`PbKernels`] per backend.
+//!
+//! [`pbwire_backends`] returns the dispatched entry points of `pbwire::packed` (whatever
+//! `backend::detected()` picks) and then one `pbwire::backend::Kernel` per backend this CPU
+//! runs, so every table has a row per backend. Encoding is not dispatched (`Kernel` has no
+//! encoders), so the encode benches call `pbwire::packed::encode_*` once.
+
+use pbwire::backend::{self, Backend, Kernel};
+use pbwire::{packed, Result};
+
+/// The bulk kernels of one pbwire backend.
+pub trait PbKernels {
+    /// The row label.
+    fn name(&self) -> String;
+    /// Packed `uint64` decode.
+    fn decode_u64(&self, payload: &[u8], out: &mut [u64]) -> Result<usize>;
+    /// Packed `uint32` decode.
+    fn decode_u32(&self, payload: &[u8], out: &mut [u32]) -> Result<usize>;
+    /// Packed `int32` decode.
+    fn decode_i32(&self, payload: &[u8], out: &mut [i32]) -> Result<usize>;
+    /// Varint count of a packed payload.
+    fn count_varints(&self, payload: &[u8]) -> usize;
+}
+
+/// The safe entry points of `pbwire::packed`, which dispatch to `backend::detected()`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dispatched;
+
+impl PbKernels for Dispatched {
+    fn name(&self) -> String {
+        format!("pbwire packed::* (dispatch -> {})", backend::detected().name())
+    }
+    #[inline]
+    fn decode_u64(&self, payload: &[u8], out: &mut [u64]) -> Result<usize> {
+        packed::decode_u64(payload, out)
+    }
+    #[inline]
+    fn decode_u32(&self, payload: &[u8], out: &mut [u32]) -> Result<usize> {
+        packed::decode_u32(payload, out)
+    }
+    #[inline]
+    fn decode_i32(&self, payload: &[u8], out: &mut [i32]) -> Result<usize> {
+        packed::decode_i32(payload, out)
+    }
+    #[inline]
+    fn count_varints(&self, payload: &[u8]) -> usize {
+        packed::count_varints(payload)
+    }
+}
+
+/// One backend's kernels.
+impl PbKernels for Kernel {
+    fn name(&self) -> String {
+        format!("pbwire Kernel({})", self.backend().name())
+    }
+    #[inline]
+    fn decode_u64(&self, payload: &[u8], out: &mut [u64]) -> Result<usize> {
+        Kernel::decode_u64(self, payload, out)
+    }
+    #[inline]
+    fn decode_u32(&self, payload: &[u8], out: &mut [u32]) -> Result<usize> {
+        Kernel::decode_u32(self, payload, out)
+    }
+    #[inline]
+    fn decode_i32(&self, payload: &[u8], out: &mut [i32]) -> Result<usize> {
+        Kernel::decode_i32(self, payload, out)
+    }
+    #[inline]
+    fn count_varints(&self, payload: &[u8]) -> usize {
+        Kernel::count_varints(self, payload)
+    }
+}
+
+/// The kernels of `backend`; panics (naming it) if this CPU cannot run it.
+pub fn kernel(backend: Backend) -> Kernel {
+    Kernel::new(backend).unwrap_or_else(|| panic!("backend {} is not available on this CPU", backend.name()))
+}
+
+/// The dispatched entry points, then every backend this CPU runs, slowest first.
+pub fn pbwire_backends() -> Vec<Box<dyn PbKernels>> {
+    let mut all: Vec<Box<dyn PbKernels>> = vec![Box::new(Dispatched)];
+    all.extend(backend::available().map(|b| Box::new(kernel(b)) as Box<dyn PbKernels>));
+    all
+}

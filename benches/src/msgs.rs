@@ -1,0 +1,300 @@
+//! The benchmark messages as each contender decodes them: pbwire zero-copy decoders written on
+//! `pbwire::fields`, prost derive structs (owned), and quick-protobuf `MessageRead` impls
+//! (borrowed), all hand-written (no build script, no protoc).
+
+use core::str;
+
+use pbwire::fields::{fields, Value};
+use quick_protobuf::{BytesReader, MessageRead};
+
+/// A decode error of the pbwire decoders: the wire's or a string's.
+#[derive(Debug)]
+pub enum DecodeError {
+    /// Malformed wire data.
+    Wire(pbwire::Error),
+    /// A string field that is not UTF-8.
+    Utf8(str::Utf8Error),
+}
+
+impl From<pbwire::Error> for DecodeError {
+    fn from(e: pbwire::Error) -> Self {
+        DecodeError::Wire(e)
+    }
+}
+
+impl From<str::Utf8Error> for DecodeError {
+    fn from(e: str::Utf8Error) -> Self {
+        DecodeError::Utf8(e)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Records message: { repeated Record records = 1 }, Record { string a, b, c = 1..3; int32 x, y }
+
+/// A record borrowed from the input (pbwire and quick-protobuf).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecordRef<'a> {
+    /// Field 1.
+    pub a: &'a str,
+    /// Field 2.
+    pub b: &'a str,
+    /// Field 3.
+    pub c: &'a str,
+    /// Field 4.
+    pub x: i32,
+    /// Field 5.
+    pub y: i32,
+}
+
+/// One record, zero-copy, with pbwire's field iterator (last value wins, unknown fields skipped).
+#[inline]
+pub fn pbwire_record(buf: &[u8]) -> Result<RecordRef<'_>, DecodeError> {
+    let mut r = RecordRef::default();
+    for field in fields(buf) {
+        let field = field?;
+        match (field.number, field.value) {
+            (1, Value::Len(s)) => r.a = str::from_utf8(s)?,
+            (2, Value::Len(s)) => r.b = str::from_utf8(s)?,
+            (3, Value::Len(s)) => r.c = str::from_utf8(s)?,
+            (4, Value::Varint(v)) => r.x = v as i32,
+            (5, Value::Varint(v)) => r.y = v as i32,
+            _ => {}
+        }
+    }
+    Ok(r)
+}
+
+/// The records message, zero-copy with pbwire, appended to `out` (cleared first).
+pub fn pbwire_records<'a>(buf: &'a [u8], out: &mut Vec<RecordRef<'a>>) -> Result<(), DecodeError> {
+    out.clear();
+    for field in fields(buf) {
+        let field = field?;
+        if let (1, Value::Len(rec)) = (field.number, field.value) {
+            out.push(pbwire_record(rec)?);
+        }
+    }
+    Ok(())
+}
+
+/// prost's owned record.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProstRecord {
+    /// Field 1.
+    #[prost(string, tag = "1")]
+    pub a: String,
+    /// Field 2.
+    #[prost(string, tag = "2")]
+    pub b: String,
+    /// Field 3.
+    #[prost(string, tag = "3")]
+    pub c: String,
+    /// Field 4.
+    #[prost(int32, tag = "4")]
+    pub x: i32,
+    /// Field 5.
+    #[prost(int32, tag = "5")]
+    pub y: i32,
+}
+
+/// prost's owned records message.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProstRecords {
+    /// Field 1.
+    #[prost(message, repeated, tag = "1")]
+    pub records: Vec<ProstRecord>,
+}
+
+/// quick-protobuf's borrowed record (its generated code borrows `&str` through `Cow`; plain
+/// `&str` here).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QuickRecord<'a>(pub RecordRef<'a>);
+
+impl<'a> MessageRead<'a> for QuickRecord<'a> {
+    fn from_reader(r: &mut BytesReader, bytes: &'a [u8]) -> quick_protobuf::Result<Self> {
+        let mut m = RecordRef::default();
+        while !r.is_eof() {
+            match r.next_tag(bytes) {
+                Ok(10) => m.a = r.read_string(bytes)?,
+                Ok(18) => m.b = r.read_string(bytes)?,
+                Ok(26) => m.c = r.read_string(bytes)?,
+                Ok(32) => m.x = r.read_int32(bytes)?,
+                Ok(40) => m.y = r.read_int32(bytes)?,
+                Ok(t) => r.read_unknown(bytes, t)?,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(QuickRecord(m))
+    }
+}
+
+/// quick-protobuf's borrowed records message.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QuickRecords<'a> {
+    /// Field 1.
+    pub records: Vec<QuickRecord<'a>>,
+}
+
+impl<'a> MessageRead<'a> for QuickRecords<'a> {
+    fn from_reader(r: &mut BytesReader, bytes: &'a [u8]) -> quick_protobuf::Result<Self> {
+        let mut m = QuickRecords::default();
+        while !r.is_eof() {
+            match r.next_tag(bytes) {
+                Ok(10) => m.records.push(r.read_message::<QuickRecord>(bytes)?),
+                Ok(t) => r.read_unknown(bytes, t)?,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(m)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// TradeOrder { int32 order_id = 1; Buyer buyer = 2; repeated uint32 sku_ids = 3; bool paid = 4 }
+// Buyer { int32 user_id = 1; string user_name = 2 }
+
+/// The most `sku_ids` the fixed-capacity pbwire decoder keeps.
+pub const MAX_SKUS: usize = 8;
+
+/// A TradeOrder borrowed from the input, with its packed ids in a fixed array (no allocation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TradeOrderRef<'a> {
+    /// Field 1.
+    pub order_id: i32,
+    /// Field 2.1.
+    pub user_id: i32,
+    /// Field 2.2.
+    pub user_name: &'a str,
+    /// Field 3, first `sku_count` entries.
+    pub sku_ids: [u32; MAX_SKUS],
+    /// How many of `sku_ids` are set.
+    pub sku_count: usize,
+    /// Field 4.
+    pub paid: bool,
+}
+
+impl TradeOrderRef<'_> {
+    /// The checksum every TradeOrder decoder returns.
+    pub fn checksum(order_id: i32, user_id: i32, user_name: &str, skus: &[u32], paid: bool) -> u64 {
+        crate::data::hash_values(
+            [order_id as u32 as u64, user_id as u32 as u64, user_name.len() as u64, paid as u64]
+                .into_iter()
+                .chain(skus.iter().map(|&s| s as u64)),
+        )
+    }
+}
+
+/// One TradeOrder with pbwire (zero-copy strings, packed ids decoded in bulk).
+#[inline]
+pub fn pbwire_trade_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, DecodeError> {
+    let mut m = TradeOrderRef::default();
+    for field in fields(buf) {
+        let field = field?;
+        match (field.number, field.value) {
+            (1, Value::Varint(v)) => m.order_id = v as i32,
+            (2, Value::Len(buyer)) => {
+                for f in fields(buyer) {
+                    let f = f?;
+                    match (f.number, f.value) {
+                        (1, Value::Varint(v)) => m.user_id = v as i32,
+                        (2, Value::Len(s)) => m.user_name = str::from_utf8(s)?,
+                        _ => {}
+                    }
+                }
+            }
+            (3, Value::Len(p)) => {
+                let n = pbwire::packed::decode_u32(p, &mut m.sku_ids[m.sku_count..])?;
+                m.sku_count += n;
+            }
+            (3, Value::Varint(v)) if m.sku_count < MAX_SKUS => {
+                m.sku_ids[m.sku_count] = v as u32;
+                m.sku_count += 1;
+            }
+            (4, Value::Varint(v)) => m.paid = v != 0,
+            _ => {}
+        }
+    }
+    Ok(m)
+}
+
+/// prost's owned Buyer.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProstBuyer {
+    /// Field 1.
+    #[prost(int32, tag = "1")]
+    pub user_id: i32,
+    /// Field 2.
+    #[prost(string, tag = "2")]
+    pub user_name: String,
+}
+
+/// prost's owned TradeOrder.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProstTradeOrder {
+    /// Field 1.
+    #[prost(int32, tag = "1")]
+    pub order_id: i32,
+    /// Field 2.
+    #[prost(message, optional, tag = "2")]
+    pub buyer: Option<ProstBuyer>,
+    /// Field 3.
+    #[prost(uint32, repeated, tag = "3")]
+    pub sku_ids: Vec<u32>,
+    /// Field 4.
+    #[prost(bool, tag = "4")]
+    pub paid: bool,
+}
+
+/// quick-protobuf's borrowed Buyer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QuickBuyer<'a> {
+    /// Field 1.
+    pub user_id: i32,
+    /// Field 2.
+    pub user_name: &'a str,
+}
+
+impl<'a> MessageRead<'a> for QuickBuyer<'a> {
+    fn from_reader(r: &mut BytesReader, bytes: &'a [u8]) -> quick_protobuf::Result<Self> {
+        let mut m = QuickBuyer::default();
+        while !r.is_eof() {
+            match r.next_tag(bytes) {
+                Ok(8) => m.user_id = r.read_int32(bytes)?,
+                Ok(18) => m.user_name = r.read_string(bytes)?,
+                Ok(t) => r.read_unknown(bytes, t)?,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(m)
+    }
+}
+
+/// quick-protobuf's TradeOrder (borrowed strings; its packed reader allocates the ids).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QuickTradeOrder<'a> {
+    /// Field 1.
+    pub order_id: i32,
+    /// Field 2.
+    pub buyer: Option<QuickBuyer<'a>>,
+    /// Field 3.
+    pub sku_ids: Vec<u32>,
+    /// Field 4.
+    pub paid: bool,
+}
+
+impl<'a> MessageRead<'a> for QuickTradeOrder<'a> {
+    fn from_reader(r: &mut BytesReader, bytes: &'a [u8]) -> quick_protobuf::Result<Self> {
+        let mut m = QuickTradeOrder::default();
+        while !r.is_eof() {
+            match r.next_tag(bytes) {
+                Ok(8) => m.order_id = r.read_int32(bytes)?,
+                Ok(18) => m.buyer = Some(r.read_message::<QuickBuyer>(bytes)?),
+                Ok(26) => m.sku_ids = r.read_packed(bytes, |r, b| r.read_uint32(b))?,
+                Ok(24) => m.sku_ids.push(r.read_uint32(bytes)?),
+                Ok(32) => m.paid = r.read_bool(bytes)?,
+                Ok(t) => r.read_unknown(bytes, t)?,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(m)
+    }
+}
