@@ -25,7 +25,7 @@
 //! assert!(Kernel::new(Backend::Scalar).is_some());
 //! ```
 
-use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::arch::{self, KernelFns};
 use crate::error::Result;
@@ -42,19 +42,22 @@ pub enum Backend {
     Avx2,
     /// x86-64 AVX-512 F/BW/VL on top of `Avx2`: 64-byte blocks.
     Avx512,
+    /// aarch64 NEON (every aarch64 CPU): 16-byte blocks.
+    Neon,
 }
 
 /// Every backend, slowest first.
-const ALL: [Backend; 4] = [Backend::Scalar, Backend::Sse2, Backend::Avx2, Backend::Avx512];
+const ALL: [Backend; 5] = [Backend::Scalar, Backend::Neon, Backend::Sse2, Backend::Avx2, Backend::Avx512];
 
 impl Backend {
-    /// A short lower-case name: `scalar`, `sse2`, `avx2`, `avx512`.
+    /// A short lower-case name: `scalar`, `sse2`, `avx2`, `avx512`, `neon`.
     pub const fn name(self) -> &'static str {
         match self {
             Backend::Scalar => "scalar",
             Backend::Sse2 => "sse2",
             Backend::Avx2 => "avx2",
             Backend::Avx512 => "avx512",
+            Backend::Neon => "neon",
         }
     }
 
@@ -73,6 +76,8 @@ impl Backend {
             Backend::Avx2 if x86_features() & AVX2 != 0 => Some(&arch::x86_64::avx2::FNS),
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512 if x86_features() & AVX512 != 0 => Some(&arch::x86_64::avx512::FNS),
+            #[cfg(target_arch = "aarch64")]
+            Backend::Neon => Some(&arch::aarch64::neon::FNS),
             _ => None,
         }
     }
@@ -94,7 +99,7 @@ const DETECTED: u8 = 0x80;
 /// The detected x86 features as `AVX2 | AVX512` bits, asking the CPU only once.
 #[cfg(target_arch = "x86_64")]
 fn x86_features() -> u8 {
-    static FEATURES: AtomicU8 = AtomicU8::new(0);
+    static FEATURES: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
     let cached = FEATURES.load(Ordering::Relaxed);
     if cached & DETECTED != 0 {
         return cached;
@@ -125,6 +130,8 @@ pub(crate) fn active() -> &'static KernelFns {
                      target_feature = "avx512vl", target_feature = "avx2", target_feature = "bmi1",
                      target_feature = "bmi2", target_feature = "lzcnt", target_feature = "popcnt"))] {
             &arch::x86_64::avx512::FNS
+        } else if #[cfg(all(target_arch = "aarch64", target_feature = "neon"))] {
+            &arch::aarch64::neon::FNS
         } else {
             static ACTIVE: AtomicPtr<KernelFns> = AtomicPtr::new(core::ptr::null_mut());
             let cached = ACTIVE.load(Ordering::Relaxed);

@@ -63,6 +63,8 @@ fn this_machine_offers_its_backends() {
         );
         assert_eq!(Backend::Avx512.is_available(), std::is_x86_feature_detected!("avx512bw"));
     }
+    #[cfg(target_arch = "aarch64")]
+    assert_eq!(names, ["scalar", "neon"]);
     assert_eq!(Kernel::detected().backend(), backend::detected());
     assert_eq!(Some(&backend::detected()), backend::available().collect::<Vec<_>>().last());
     eprintln!("backends on this machine: {names:?}");

@@ -2,7 +2,9 @@
 //! once over a vector trait (`generic`), and one thin module per instruction set that supplies
 //! the trait.
 
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod aarch64;
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 pub(crate) mod generic;
 pub(crate) mod scalar;
 #[cfg(target_arch = "x86_64")]

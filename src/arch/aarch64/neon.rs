@@ -1,0 +1,36 @@
+//! NEON: 16-byte blocks; the shift-and-mask compression (aarch64 has no PEXT).
+
+use crate::arch::generic;
+use core::arch::aarch64::{
+    uint8x16_t, vaddv_u8, vget_high_u8, vget_low_u8, vld1q_s8, vld1q_u8, vshlq_u8, vshrq_n_u8,
+};
+
+#[derive(Clone, Copy)]
+pub(crate) struct Neon(uint8x16_t);
+
+/// Shifts that move each byte's top bit (after `>> 7`) to bit `i % 8`.
+const BIT_OF_BYTE: [i8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7];
+
+impl generic::Vector for Neon {
+    const BYTES: usize = 16;
+
+    #[inline(always)]
+    unsafe fn load(ptr: *const u8) -> Self {
+        // SAFETY: the caller guarantees 16 readable bytes; NEON is baseline on aarch64.
+        Neon(unsafe { vld1q_u8(ptr) })
+    }
+
+    #[inline(always)]
+    fn continuation_bits(self) -> u64 {
+        // NEON has no movemask: isolate each top bit, shift it to its position within its half,
+        // and add each half's eight bits across the register.
+        // SAFETY: NEON is baseline on aarch64; BIT_OF_BYTE has 16 readable bytes.
+        unsafe {
+            let top = vshrq_n_u8::<7>(self.0);
+            let placed = vshlq_u8(top, vld1q_s8(BIT_OF_BYTE.as_ptr()));
+            vaddv_u8(vget_low_u8(placed)) as u64 | (vaddv_u8(vget_high_u8(placed)) as u64) << 8
+        }
+    }
+}
+
+generic::kernel_fns!("neon", Neon, generic::Swar);
