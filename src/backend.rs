@@ -40,7 +40,8 @@ pub enum Backend {
     Sse2,
     /// x86-64 AVX2 with BMI1/BMI2/LZCNT/POPCNT: 32-byte blocks, PEXT.
     Avx2,
-    /// x86-64 AVX-512 F/BW/VL on top of `Avx2`: 64-byte blocks.
+    /// x86-64 AVX-512 F/BW/VL/VBMI/VBMI2 on top of `Avx2`: 64-byte blocks, short varints eight
+    /// at a time.
     Avx512,
     /// aarch64 NEON (every aarch64 CPU): 16-byte blocks.
     Neon,
@@ -105,7 +106,7 @@ fn x86_features() -> u8 {
         return cached;
     }
     let f = arch::x86_64::detect();
-    let bits = DETECTED | if f.avx2_bmi2 { AVX2 } else { 0 } | if f.avx512bw { AVX512 } else { 0 };
+    let bits = DETECTED | if f.avx2_bmi2 { AVX2 } else { 0 } | if f.avx512 { AVX512 } else { 0 };
     // Racing threads compute the same value.
     FEATURES.store(bits, Ordering::Relaxed);
     bits
@@ -127,7 +128,8 @@ pub fn detected() -> Backend {
 pub(crate) fn active() -> &'static KernelFns {
     cfg_if::cfg_if! {
         if #[cfg(all(target_arch = "x86_64", target_feature = "avx512f", target_feature = "avx512bw",
-                     target_feature = "avx512vl", target_feature = "avx2", target_feature = "bmi1",
+                     target_feature = "avx512vl", target_feature = "avx512vbmi", target_feature = "avx512vbmi2",
+                     target_feature = "avx2", target_feature = "bmi1",
                      target_feature = "bmi2", target_feature = "lzcnt", target_feature = "popcnt"))] {
             &arch::x86_64::avx512::FNS
         } else if #[cfg(all(target_arch = "aarch64", target_feature = "neon"))] {

@@ -61,7 +61,12 @@ fn this_machine_offers_its_backends() {
             Backend::Avx2.is_available(),
             std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2")
         );
-        assert_eq!(Backend::Avx512.is_available(), std::is_x86_feature_detected!("avx512bw"));
+        assert_eq!(
+            Backend::Avx512.is_available(),
+            std::is_x86_feature_detected!("avx512bw")
+                && std::is_x86_feature_detected!("avx512vbmi")
+                && std::is_x86_feature_detected!("avx512vbmi2")
+        );
     }
     #[cfg(target_arch = "aarch64")]
     assert_eq!(names, ["scalar", "neon"]);

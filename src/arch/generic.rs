@@ -57,6 +57,81 @@ impl Compress for Swar {
     }
 }
 
+/// How a backend decodes the varints of one 64-byte window.
+pub(crate) trait WindowDecoder {
+    /// Decodes the varints that end in the window at `base` into `dst`, mapping each value with
+    /// `convert`. `stops` are the window's terminator bits (non-zero), `long_ends` those of the
+    /// varints longer than 8 bytes. Returns the values written, the bytes consumed (through the
+    /// last terminator) and whether a varint overflowed (the values are then meaningless).
+    ///
+    /// # Safety
+    /// `base` must be valid for reads of 64 + 16 bytes and `dst` for writes of 64 values; the
+    /// CPU must support the implementation's instruction set.
+    unsafe fn decode<X: Compress, T>(
+        base: *const u8,
+        stops: u64,
+        long_ends: u64,
+        dst: *mut T,
+        convert: impl Fn(u64) -> T,
+    ) -> (usize, usize, bool);
+}
+
+/// Varint by varint, each from one unaligned 8-byte load: works on every instruction set.
+pub(crate) struct EachVarint;
+
+impl WindowDecoder for EachVarint {
+    #[inline(always)]
+    unsafe fn decode<X: Compress, T>(
+        base: *const u8,
+        stops: u64,
+        long_ends: u64,
+        dst: *mut T,
+        convert: impl Fn(u64) -> T,
+    ) -> (usize, usize, bool) {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            match long_ends.count_ones() {
+                0 => decode_window::<X, T, SHORT>(base, stops, dst, convert),
+                // A rare long varint is cheaper as a predictable branch than paid for by all.
+                1..=2 => decode_window::<X, T, RARELY_LONG>(base, stops, dst, convert),
+                _ => decode_window::<X, T, ANY>(base, stops, dst, convert),
+            }
+        }
+    }
+}
+
+/// Re-decodes, one by one, the varints longer than 8 bytes (terminator bits `long_ends`) of a
+/// window a vector decoder has handled as if they were short, overwriting their outputs.
+/// Returns whether one of them overflowed.
+///
+/// # Safety
+/// As for [`WindowDecoder::decode`].
+#[inline(always)]
+pub(crate) unsafe fn redo_long_varints<X: Compress, T>(
+    base: *const u8,
+    stops: u64,
+    mut long_ends: u64,
+    dst: *mut T,
+    convert: impl Fn(u64) -> T,
+) -> bool {
+    let mut overflow = false;
+    while long_ends != 0 {
+        let end = long_ends.trailing_zeros();
+        let before = stops & ((1u64 << end) - 1);
+        let index = before.count_ones() as usize;
+        let start = 64 - before.leading_zeros() as usize;
+        // SAFETY: `start <= end < 64`, so 10 bytes from `base + start` are readable; `index` is
+        // the varint's place among the window's outputs, below 64.
+        unsafe {
+            let (value, bad) = decode_known_len::<X>(base.add(start), end as usize + 1 - start);
+            dst.add(index).write(convert(value));
+            overflow |= bad;
+        }
+        long_ends &= long_ends - 1;
+    }
+    overflow
+}
+
 /// Decodes the varint of `len` bytes at `p`, whose terminator the caller has already found,
 /// without branching on the length. The flag is set for a varint that overflows (more than 10
 /// bytes, or a 10th byte above 1); its value is then meaningless.
@@ -181,7 +256,7 @@ unsafe fn decode_window<X: Compress, T, const LENGTHS: u8>(
 /// # Safety
 /// The CPU must support the instruction sets of `V` and `X`.
 #[inline(always)]
-pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, T: Copy>(
+pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
     payload: &[u8],
     out: &mut [T],
     convert: impl Fn(u64) -> T + Copy,
@@ -216,15 +291,8 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, T: Copy>(
         let carry4 = carry2 & carry2 >> 2;
         let long_ends = (carry4 & carry4 >> 4) << 8 & stops;
         // SAFETY: the loop condition gives the 64 + 16 readable bytes and 64 outputs of room.
-        let (written, consumed, overflow) = unsafe {
-            let dst = dst.add(n);
-            match long_ends.count_ones() {
-                0 => decode_window::<X, T, SHORT>(base, stops, dst, convert),
-                // A rare long varint is cheaper as a predictable branch than paid for by all.
-                1..=2 => decode_window::<X, T, RARELY_LONG>(base, stops, dst, convert),
-                _ => decode_window::<X, T, ANY>(base, stops, dst, convert),
-            }
-        };
+        let (written, consumed, overflow) =
+            unsafe { W::decode::<X, T>(base, stops, long_ends, dst.add(n), convert) };
         if overflow {
             return finish(payload, out, pos, n, convert);
         }
@@ -251,20 +319,25 @@ pub(crate) unsafe fn count_varints<V: Vector>(payload: &[u8]) -> usize {
 }
 
 /// Defines a backend's kernel functions (`#[target_feature]` instantiations of the generic
-/// algorithms for `$vector` and `$compress`) and the table of them, `FNS`.
+/// algorithms for `$vector`, `$compress` and the window decoder `$window`) and the table
+/// of them, `FNS`.
 macro_rules! kernel_fns {
-    ($features:literal, $vector:ty, $compress:ty) => {
+    ($features:literal, $vector:ty, $compress:ty, $window:ty) => {
         #[target_feature(enable = $features)]
         unsafe fn decode_u64(payload: &[u8], out: &mut [u64]) -> crate::error::Result<usize> {
             // SAFETY: only reachable through `FNS`, handed out once the CPU has these features.
-            unsafe { crate::arch::generic::decode_varints::<$vector, $compress, u64>(payload, out, |v| v) }
+            unsafe {
+                crate::arch::generic::decode_varints::<$vector, $compress, $window, u64>(payload, out, |v| v)
+            }
         }
 
         #[target_feature(enable = $features)]
         unsafe fn decode_u32(payload: &[u8], out: &mut [u32]) -> crate::error::Result<usize> {
             // SAFETY: as for `decode_u64`.
             unsafe {
-                crate::arch::generic::decode_varints::<$vector, $compress, u32>(payload, out, |v| v as u32)
+                crate::arch::generic::decode_varints::<$vector, $compress, $window, u32>(payload, out, |v| {
+                    v as u32
+                })
             }
         }
 
@@ -272,7 +345,7 @@ macro_rules! kernel_fns {
         unsafe fn decode_sint64(payload: &[u8], out: &mut [i64]) -> crate::error::Result<usize> {
             // SAFETY: as for `decode_u64`.
             unsafe {
-                crate::arch::generic::decode_varints::<$vector, $compress, i64>(
+                crate::arch::generic::decode_varints::<$vector, $compress, $window, i64>(
                     payload,
                     out,
                     crate::varint::zigzag_decode_64,
@@ -284,7 +357,7 @@ macro_rules! kernel_fns {
         unsafe fn decode_sint32(payload: &[u8], out: &mut [i32]) -> crate::error::Result<usize> {
             // SAFETY: as for `decode_u64`.
             unsafe {
-                crate::arch::generic::decode_varints::<$vector, $compress, i32>(payload, out, |v| {
+                crate::arch::generic::decode_varints::<$vector, $compress, $window, i32>(payload, out, |v| {
                     crate::varint::zigzag_decode_32(v as u32)
                 })
             }
@@ -294,7 +367,9 @@ macro_rules! kernel_fns {
         unsafe fn decode_bool(payload: &[u8], out: &mut [bool]) -> crate::error::Result<usize> {
             // SAFETY: as for `decode_u64`.
             unsafe {
-                crate::arch::generic::decode_varints::<$vector, $compress, bool>(payload, out, |v| v != 0)
+                crate::arch::generic::decode_varints::<$vector, $compress, $window, bool>(payload, out, |v| {
+                    v != 0
+                })
             }
         }
 

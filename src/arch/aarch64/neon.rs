@@ -33,4 +33,4 @@ impl generic::Vector for Neon {
     }
 }
 
-generic::kernel_fns!("neon", Neon, generic::Swar);
+generic::kernel_fns!("neon", Neon, generic::Swar, generic::EachVarint);

@@ -40,4 +40,4 @@ impl generic::Compress for Pext {
     }
 }
 
-generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext);
+generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, generic::EachVarint);

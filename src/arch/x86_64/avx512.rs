@@ -1,7 +1,13 @@
-//! AVX-512BW with BMI2: 64-byte blocks (one mask register per block), PEXT compression.
+//! AVX-512 (F, BW, VL, VBMI, VBMI2) with BMI2: 64-byte blocks in one register, and windows of
+//! short varints decoded eight at a time without touching general registers per varint.
 
-use crate::arch::generic;
-use core::arch::x86_64::{__m512i, _mm512_loadu_si512, _mm512_movepi8_mask};
+use crate::arch::generic::{self, Compress};
+use core::arch::x86_64::{
+    __m512i, _mm512_add_epi8, _mm512_and_si512, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_maddubs_epi16,
+    _mm512_mask_storeu_epi8, _mm512_maskz_compress_epi8, _mm512_maskz_mov_epi8, _mm512_movepi8_mask,
+    _mm512_permutexvar_epi8, _mm512_set1_epi64, _mm512_set1_epi8, _mm512_srli_epi64, _mm512_storeu_si512,
+    _mm512_ternarylogic_epi64, _mm512_testn_epi8_mask,
+};
 
 #[derive(Clone, Copy)]
 pub(crate) struct Avx512(__m512i);
@@ -22,4 +28,155 @@ impl generic::Vector for Avx512 {
     }
 }
 
-generic::kernel_fns!("avx512f,avx512bw,avx512vl,avx2,bmi1,bmi2,lzcnt,popcnt", Avx512, super::avx2::Pext);
+/// Bit `8k + 7`: the last byte of each 8-byte lane.
+const LANE_LAST_BYTES: u64 = 0x8080_8080_8080_8080;
+
+/// 64 bytes as a constant register image.
+#[repr(align(64))]
+struct Bytes64([u8; 64]);
+
+/// Byte `i` is `i`: compressed by the window's start bits, the varints' start offsets in order.
+static IOTA: Bytes64 = Bytes64(iota());
+/// Byte `i` is `i / 8`: spreads the start offsets of eight varints, one to each 8-byte lane.
+static LANE_OF_BYTE: Bytes64 = Bytes64(lane_of_byte());
+/// Byte `i` is `i % 8`: added to a lane's start offset, the offsets of its eight bytes.
+static BYTE_IN_LANE: Bytes64 = Bytes64(byte_in_lane());
+/// Multipliers pairing 7-bit groups: `b0 + 128 * b1` (unsigned bytes).
+static PAIR_BYTES: Bytes64 = Bytes64(pair_bytes());
+
+const fn iota() -> [u8; 64] {
+    let mut a = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        a[i] = i as u8;
+        i += 1;
+    }
+    a
+}
+
+const fn lane_of_byte() -> [u8; 64] {
+    let mut a = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        a[i] = (i / 8) as u8;
+        i += 1;
+    }
+    a
+}
+
+const fn byte_in_lane() -> [u8; 64] {
+    let mut a = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        a[i] = (i % 8) as u8;
+        i += 1;
+    }
+    a
+}
+
+const fn pair_bytes() -> [u8; 64] {
+    let mut a = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        a[i] = if i % 2 == 0 { 1 } else { 128 };
+        i += 1;
+    }
+    a
+}
+
+/// Loads one of the constant images.
+#[inline(always)]
+fn image(bytes: &Bytes64) -> __m512i {
+    // SAFETY: 64 readable, 64-byte aligned bytes; only called inside AVX-512F functions.
+    unsafe { _mm512_loadu_si512(bytes.0.as_ptr() as *const __m512i) }
+}
+
+/// Windows eight varints at a time: compress the byte offsets of the varint starts into a
+/// register, spread them to 8-byte lanes, gather each varint's bytes into its lane with one byte
+/// permute, clear the bytes after each lane's first terminator, and pack the 7-bit groups with
+/// two multiply-adds and a shift. Varints longer than 8 bytes (rare but for uniform 64-bit data)
+/// are then redone one by one.
+pub(crate) struct Vbmi2;
+
+impl generic::WindowDecoder for Vbmi2 {
+    #[inline(always)]
+    unsafe fn decode<X: Compress, T>(
+        base: *const u8,
+        stops: u64,
+        long_ends: u64,
+        dst: *mut T,
+        convert: impl Fn(u64) -> T,
+    ) -> (usize, usize, bool) {
+        // The partial-group store below keeps eight values in 64 bytes.
+        const { assert!(core::mem::size_of::<T>() <= 8) };
+        let count = stops.count_ones() as usize;
+        let last = 63 - stops.leading_zeros();
+        // Starts: offset 0 and every byte after a terminator, up to the window's last terminator.
+        let starts_mask = (stops << 1 | 1) & (u64::MAX >> (63 - last));
+        // SAFETY: the caller guarantees 64 readable bytes at `base` and AVX-512 F/BW/VBMI/VBMI2.
+        unsafe {
+            let data = _mm512_loadu_si512(base as *const __m512i);
+            let starts = _mm512_maskz_compress_epi8(starts_mask, image(&IOTA));
+            let payload_bits = _mm512_set1_epi8(0x7f);
+            let pair_words = _mm512_set1_epi64(0x4000_0001_4000_0001);
+            let low28 = _mm512_set1_epi64(0x0fff_ffff);
+            let mut lanes = [0u64; 8];
+            let mut group = 0;
+            while group < count {
+                let lane_starts = _mm512_permutexvar_epi8(
+                    _mm512_add_epi8(image(&LANE_OF_BYTE), _mm512_set1_epi8(group as i8)),
+                    starts,
+                );
+                // Offsets past the window wrap (the permute uses six bits); those bytes follow
+                // the lane's terminator, which lies in the window, and are cleared below.
+                let gathered =
+                    _mm512_permutexvar_epi8(_mm512_add_epi8(lane_starts, image(&BYTE_IN_LANE)), data);
+                // A stand-in terminator at every lane's last byte: each lane then has one, so the
+                // per-lane subtraction never borrows across lanes, and `keep` is each lane's bytes
+                // up to and including its first terminator (for a varint longer than 8 bytes,
+                // all 8: its value is redone below).
+                let terminators = _mm512_testn_epi8_mask(gathered, _mm512_set1_epi8(-128)) | LANE_LAST_BYTES;
+                let keep = terminators ^ terminators.wrapping_sub(0x0101_0101_0101_0101);
+                let groups7 = _mm512_and_si512(_mm512_maskz_mov_epi8(keep, gathered), payload_bits);
+                let groups14 = _mm512_maddubs_epi16(image(&PAIR_BYTES), groups7);
+                let groups28 = _mm512_madd_epi16(groups14, pair_words);
+                // Bits 0..28 from the low dword, 28..56 from the high dword shifted down by 4.
+                let values =
+                    _mm512_ternarylogic_epi64::<0xca>(low28, groups28, _mm512_srli_epi64::<4>(groups28));
+                _mm512_storeu_si512(lanes.as_mut_ptr() as *mut __m512i, values);
+                if count - group >= 8 {
+                    for (i, &value) in lanes.iter().enumerate() {
+                        // SAFETY: `group + i < count <= 64`, and `dst` has room for 64 values.
+                        dst.add(group + i).write(convert(value));
+                    }
+                } else {
+                    // The window's last few: convert all eight into scratch, then store only the
+                    // first `count - group` (a byte-masked store), so nothing past them is written.
+                    let mut scratch = Bytes64([0; 64]);
+                    let slots = scratch.0.as_mut_ptr() as *mut T;
+                    for (i, &value) in lanes.iter().enumerate() {
+                        // SAFETY: eight values of at most 8 bytes fit the 64-byte scratch.
+                        slots.add(i).write_unaligned(convert(value));
+                    }
+                    let bytes = (count - group) * core::mem::size_of::<T>();
+                    _mm512_mask_storeu_epi8(
+                        dst.add(group) as *mut i8,
+                        u64::MAX >> (64 - bytes),
+                        _mm512_loadu_si512(scratch.0.as_ptr() as *const __m512i),
+                    );
+                }
+                group += 8;
+            }
+        }
+        // SAFETY: forwarded from the caller.
+        let overflow = unsafe { generic::redo_long_varints::<X, T>(base, stops, long_ends, dst, convert) };
+        (count, last as usize + 1, overflow)
+    }
+}
+
+generic::kernel_fns!(
+    "avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,avx2,bmi1,bmi2,lzcnt,popcnt",
+    Avx512,
+    super::avx2::Pext,
+    Vbmi2
+);

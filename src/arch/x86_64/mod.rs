@@ -11,14 +11,15 @@ use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
 pub(crate) struct Features {
     /// AVX2 with BMI1, BMI2, LZCNT and POPCNT, and the OS saves the YMM registers.
     pub avx2_bmi2: bool,
-    /// AVX-512 F, BW and VL on top of `avx2_bmi2`, and the OS saves the opmask and ZMM registers.
-    pub avx512bw: bool,
+    /// AVX-512 F, BW, VL, VBMI and VBMI2 on top of `avx2_bmi2`, and the OS saves the opmask and
+    /// ZMM registers.
+    pub avx512: bool,
 }
 
 /// Asks the CPU (and, through XCR0, the OS) which backends can run.
 pub(crate) fn detect() -> Features {
     let bit = |reg: u32, n: u32| reg >> n & 1 == 1;
-    let none = Features { avx2_bmi2: false, avx512bw: false };
+    let none = Features { avx2_bmi2: false, avx512: false };
     let max_leaf = __cpuid(0).eax;
     if max_leaf < 7 {
         return none;
@@ -40,5 +41,6 @@ pub(crate) fn detect() -> Features {
     let (avx2, bmi1, bmi2) = (bit(leaf7.ebx, 5), bit(leaf7.ebx, 3), bit(leaf7.ebx, 8));
     let avx2_bmi2 = os_ymm && avx2 && bmi1 && bmi2 && lzcnt && popcnt;
     let (avx512f, avx512bw, avx512vl) = (bit(leaf7.ebx, 16), bit(leaf7.ebx, 30), bit(leaf7.ebx, 31));
-    Features { avx2_bmi2, avx512bw: avx2_bmi2 && os_zmm && avx512f && avx512bw && avx512vl }
+    let (vbmi, vbmi2) = (bit(leaf7.ecx, 1), bit(leaf7.ecx, 6));
+    Features { avx2_bmi2, avx512: avx2_bmi2 && os_zmm && avx512f && avx512bw && avx512vl && vbmi && vbmi2 }
 }

@@ -22,4 +22,4 @@ impl generic::Vector for Sse2 {
     }
 }
 
-generic::kernel_fns!("sse2", Sse2, generic::Swar);
+generic::kernel_fns!("sse2", Sse2, generic::Swar, generic::EachVarint);
