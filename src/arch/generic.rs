@@ -112,7 +112,7 @@ pub(crate) unsafe fn redo_long_varints<X: Compress, T>(
     stops: u64,
     mut long_ends: u64,
     dst: *mut T,
-    convert: impl Fn(u64) -> T,
+    convert: &impl Fn(u64) -> T,
 ) -> bool {
     let mut overflow = false;
     while long_ends != 0 {

@@ -3,10 +3,11 @@
 
 use crate::arch::generic::{self, Compress};
 use core::arch::x86_64::{
-    __m512i, _mm512_add_epi8, _mm512_and_si512, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_maddubs_epi16,
-    _mm512_mask_storeu_epi8, _mm512_maskz_compress_epi8, _mm512_maskz_mov_epi8, _mm512_movepi8_mask,
-    _mm512_permutexvar_epi8, _mm512_set1_epi64, _mm512_set1_epi8, _mm512_srli_epi64, _mm512_storeu_si512,
-    _mm512_ternarylogic_epi64, _mm512_testn_epi8_mask,
+    __m512i, _mm512_add_epi8, _mm512_and_si512, _mm512_bsrli_epi128, _mm512_cmpgt_epu8_mask,
+    _mm512_loadu_si512, _mm512_madd_epi16, _mm512_maddubs_epi16, _mm512_mask_storeu_epi8,
+    _mm512_maskz_compress_epi64, _mm512_maskz_compress_epi8, _mm512_maskz_mov_epi8, _mm512_movepi8_mask,
+    _mm512_or_si512, _mm512_permutexvar_epi8, _mm512_set1_epi64, _mm512_set1_epi8, _mm512_slli_epi64,
+    _mm512_srli_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi64, _mm512_testn_epi8_mask,
 };
 
 #[derive(Clone, Copy)]
@@ -30,6 +31,8 @@ impl generic::Vector for Avx512 {
 
 /// Bit `8k + 7`: the last byte of each 8-byte lane.
 const LANE_LAST_BYTES: u64 = 0x8080_8080_8080_8080;
+/// Bit `16k + 15`: the last byte of each 16-byte lane.
+const LANE16_LAST_BYTES: u64 = 0x8000_8000_8000_8000;
 
 /// 64 bytes as a constant register image.
 #[repr(align(64))]
@@ -41,6 +44,10 @@ static IOTA: Bytes64 = Bytes64(iota());
 static LANE_OF_BYTE: Bytes64 = Bytes64(lane_of_byte());
 /// Byte `i` is `i % 8`: added to a lane's start offset, the offsets of its eight bytes.
 static BYTE_IN_LANE: Bytes64 = Bytes64(byte_in_lane());
+/// Byte `i` is `i / 16`: spreads the start offsets of four varints, one to each 16-byte lane.
+static LANE16_OF_BYTE: Bytes64 = Bytes64(lane16_of_byte());
+/// Byte `i` is `i % 16`.
+static BYTE_IN_LANE16: Bytes64 = Bytes64(byte_in_lane16());
 /// Multipliers pairing 7-bit groups: `b0 + 128 * b1` (unsigned bytes).
 static PAIR_BYTES: Bytes64 = Bytes64(pair_bytes());
 
@@ -74,6 +81,26 @@ const fn byte_in_lane() -> [u8; 64] {
     a
 }
 
+const fn lane16_of_byte() -> [u8; 64] {
+    let mut a = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        a[i] = (i / 16) as u8;
+        i += 1;
+    }
+    a
+}
+
+const fn byte_in_lane16() -> [u8; 64] {
+    let mut a = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        a[i] = (i % 16) as u8;
+        i += 1;
+    }
+    a
+}
+
 const fn pair_bytes() -> [u8; 64] {
     let mut a = [0u8; 64];
     let mut i = 0;
@@ -91,12 +118,67 @@ fn image(bytes: &Bytes64) -> __m512i {
     unsafe { _mm512_loadu_si512(bytes.0.as_ptr() as *const __m512i) }
 }
 
-/// Windows eight varints at a time: compress the byte offsets of the varint starts into a
-/// register, spread them to 8-byte lanes, gather each varint's bytes into its lane with one byte
-/// permute, clear the bytes after each lane's first terminator, and pack the 7-bit groups with
-/// two multiply-adds and a shift. Varints longer than 8 bytes (rare but for uniform 64-bit data)
-/// are then redone one by one.
+/// Windows of varints gathered into lanes: compress the byte offsets of the varint starts into
+/// a register, spread them to 8-byte lanes (eight varints a step) or, in windows with several
+/// varints over 8 bytes, 16-byte lanes (four a step); gather each varint's bytes into its lane
+/// with one byte permute, clear the bytes after each lane's first terminator, and pack the 7-bit
+/// groups with two multiply-adds and a shift. In 8-byte lanes, a varint longer than 8 bytes is
+/// then redone one by one.
 pub(crate) struct Vbmi2;
+
+/// Stores the first `k` (1..=8) of eight decoded values, converted, at `dst`, writing nothing
+/// past them.
+///
+/// # Safety
+/// `dst` must be valid for writes of `k` values; AVX-512BW.
+#[inline(always)]
+unsafe fn store_values<T>(lanes: &[u64; 8], k: usize, dst: *mut T, convert: &impl Fn(u64) -> T) {
+    // The partial store keeps eight values in 64 bytes.
+    const { assert!(core::mem::size_of::<T>() <= 8) };
+    if k == 8 {
+        for (i, &value) in lanes.iter().enumerate() {
+            // SAFETY: `i < k`.
+            unsafe { dst.add(i).write(convert(value)) };
+        }
+        return;
+    }
+    // Convert all eight into scratch, then store the first `k` with a byte-masked store.
+    let mut scratch = Bytes64([0; 64]);
+    let slots = scratch.0.as_mut_ptr() as *mut T;
+    for (i, &value) in lanes.iter().enumerate() {
+        // SAFETY: eight values of at most 8 bytes fit the 64-byte scratch.
+        unsafe { slots.add(i).write_unaligned(convert(value)) };
+    }
+    let bytes = k * core::mem::size_of::<T>();
+    // SAFETY: the mask covers the `k` values `dst` has room for; AVX-512BW.
+    unsafe {
+        _mm512_mask_storeu_epi8(
+            dst as *mut i8,
+            u64::MAX >> (64 - bytes),
+            _mm512_loadu_si512(scratch.0.as_ptr() as *const __m512i),
+        )
+    };
+}
+
+/// Packs the 7-bit groups of each 8-byte lane (bytes past the varint already zero, top bits
+/// included) into a 56-bit value.
+///
+/// # Safety
+/// AVX-512BW.
+#[inline(always)]
+unsafe fn pack_lanes(groups7: __m512i) -> __m512i {
+    // SAFETY: AVX-512F/BW, guaranteed by the caller.
+    unsafe {
+        let groups14 = _mm512_maddubs_epi16(image(&PAIR_BYTES), groups7);
+        let groups28 = _mm512_madd_epi16(groups14, _mm512_set1_epi64(0x4000_0001_4000_0001));
+        // Bits 0..28 from the low dword, 28..56 from the high dword shifted down by 4.
+        _mm512_ternarylogic_epi64::<0xca>(
+            _mm512_set1_epi64(0x0fff_ffff),
+            groups28,
+            _mm512_srli_epi64::<4>(groups28),
+        )
+    }
+}
 
 impl generic::WindowDecoder for Vbmi2 {
     #[inline(always)]
@@ -107,69 +189,76 @@ impl generic::WindowDecoder for Vbmi2 {
         dst: *mut T,
         convert: impl Fn(u64) -> T,
     ) -> (usize, usize, bool) {
-        // The partial-group store below keeps eight values in 64 bytes.
-        const { assert!(core::mem::size_of::<T>() <= 8) };
         let count = stops.count_ones() as usize;
         let last = 63 - stops.leading_zeros();
         // Starts: offset 0 and every byte after a terminator, up to the window's last terminator.
         let starts_mask = (stops << 1 | 1) & (u64::MAX >> (63 - last));
-        // SAFETY: the caller guarantees 64 readable bytes at `base` and AVX-512 F/BW/VBMI/VBMI2.
+        let wide = long_ends.count_ones() > 2;
+        let overflow;
+        // SAFETY: the caller guarantees 64 + 16 readable bytes at `base`, room for 64 values at
+        // `dst`, and AVX-512 F/BW/VBMI/VBMI2.
         unsafe {
             let data = _mm512_loadu_si512(base as *const __m512i);
             let starts = _mm512_maskz_compress_epi8(starts_mask, image(&IOTA));
             let payload_bits = _mm512_set1_epi8(0x7f);
-            let pair_words = _mm512_set1_epi64(0x4000_0001_4000_0001);
-            let low28 = _mm512_set1_epi64(0x0fff_ffff);
             let mut lanes = [0u64; 8];
             let mut group = 0;
-            while group < count {
-                let lane_starts = _mm512_permutexvar_epi8(
-                    _mm512_add_epi8(image(&LANE_OF_BYTE), _mm512_set1_epi8(group as i8)),
-                    starts,
-                );
-                // Offsets past the window wrap (the permute uses six bits); those bytes follow
-                // the lane's terminator, which lies in the window, and are cleared below.
-                let gathered =
-                    _mm512_permutexvar_epi8(_mm512_add_epi8(lane_starts, image(&BYTE_IN_LANE)), data);
-                // A stand-in terminator at every lane's last byte: each lane then has one, so the
-                // per-lane subtraction never borrows across lanes, and `keep` is each lane's bytes
-                // up to and including its first terminator (for a varint longer than 8 bytes,
-                // all 8: its value is redone below).
-                let terminators = _mm512_testn_epi8_mask(gathered, _mm512_set1_epi8(-128)) | LANE_LAST_BYTES;
-                let keep = terminators ^ terminators.wrapping_sub(0x0101_0101_0101_0101);
-                let groups7 = _mm512_and_si512(_mm512_maskz_mov_epi8(keep, gathered), payload_bits);
-                let groups14 = _mm512_maddubs_epi16(image(&PAIR_BYTES), groups7);
-                let groups28 = _mm512_madd_epi16(groups14, pair_words);
-                // Bits 0..28 from the low dword, 28..56 from the high dword shifted down by 4.
-                let values =
-                    _mm512_ternarylogic_epi64::<0xca>(low28, groups28, _mm512_srli_epi64::<4>(groups28));
-                _mm512_storeu_si512(lanes.as_mut_ptr() as *mut __m512i, values);
-                if count - group >= 8 {
-                    for (i, &value) in lanes.iter().enumerate() {
-                        // SAFETY: `group + i < count <= 64`, and `dst` has room for 64 values.
-                        dst.add(group + i).write(convert(value));
-                    }
-                } else {
-                    // The window's last few: convert all eight into scratch, then store only the
-                    // first `count - group` (a byte-masked store), so nothing past them is written.
-                    let mut scratch = Bytes64([0; 64]);
-                    let slots = scratch.0.as_mut_ptr() as *mut T;
-                    for (i, &value) in lanes.iter().enumerate() {
-                        // SAFETY: eight values of at most 8 bytes fit the 64-byte scratch.
-                        slots.add(i).write_unaligned(convert(value));
-                    }
-                    let bytes = (count - group) * core::mem::size_of::<T>();
-                    _mm512_mask_storeu_epi8(
-                        dst.add(group) as *mut i8,
-                        u64::MAX >> (64 - bytes),
-                        _mm512_loadu_si512(scratch.0.as_ptr() as *const __m512i),
+            if !wide {
+                while group < count {
+                    let lane_starts = _mm512_permutexvar_epi8(
+                        _mm512_add_epi8(image(&LANE_OF_BYTE), _mm512_set1_epi8(group as i8)),
+                        starts,
                     );
+                    // Offsets past the window wrap (the permute uses six bits); those bytes
+                    // follow the lane's terminator, which lies in the window, and are cleared.
+                    let gathered =
+                        _mm512_permutexvar_epi8(_mm512_add_epi8(lane_starts, image(&BYTE_IN_LANE)), data);
+                    // A stand-in terminator at every lane's last byte: each lane then has one, so
+                    // the per-lane subtraction never borrows across lanes, and `keep` is each
+                    // lane's bytes up to and including its first terminator (for a varint longer
+                    // than 8 bytes, all 8: it is redone below).
+                    let terminators =
+                        _mm512_testn_epi8_mask(gathered, _mm512_set1_epi8(-128)) | LANE_LAST_BYTES;
+                    let keep = terminators ^ terminators.wrapping_sub(0x0101_0101_0101_0101);
+                    let values =
+                        pack_lanes(_mm512_and_si512(_mm512_maskz_mov_epi8(keep, gathered), payload_bits));
+                    _mm512_storeu_si512(lanes.as_mut_ptr() as *mut __m512i, values);
+                    store_values(&lanes, (count - group).min(8), dst.add(group), &convert);
+                    group += 8;
                 }
-                group += 8;
+                overflow = generic::redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert);
+            } else {
+                // Overflow, found from the bits: 11 continuation bytes in a row, or a 10-byte
+                // varint whose last byte is above 1.
+                let carry = !stops;
+                let carry2 = carry & carry >> 1;
+                let carry4 = carry2 & carry2 >> 2;
+                let carry8 = carry4 & carry4 >> 4;
+                let ten_byte_ends = (carry8 & carry >> 8) << 9 & stops;
+                let above_one = _mm512_cmpgt_epu8_mask(data, _mm512_set1_epi8(1));
+                overflow = carry8 & carry2 >> 8 != 0 || ten_byte_ends & above_one != 0;
+                while group < count {
+                    let lane_starts = _mm512_permutexvar_epi8(
+                        _mm512_add_epi8(image(&LANE16_OF_BYTE), _mm512_set1_epi8(group as i8)),
+                        starts,
+                    );
+                    let gathered =
+                        _mm512_permutexvar_epi8(_mm512_add_epi8(lane_starts, image(&BYTE_IN_LANE16)), data);
+                    let terminators =
+                        _mm512_testn_epi8_mask(gathered, _mm512_set1_epi8(-128)) | LANE16_LAST_BYTES;
+                    let keep = terminators ^ terminators.wrapping_sub(0x0001_0001_0001_0001);
+                    // Each 16-byte lane: qword 0 packs bytes 0..8, qword 1 bytes 8..10 (14 bits,
+                    // of which the low 8 land at bits 56..64 of the value).
+                    let halves =
+                        pack_lanes(_mm512_and_si512(_mm512_maskz_mov_epi8(keep, gathered), payload_bits));
+                    let high = _mm512_bsrli_epi128::<8>(_mm512_slli_epi64::<56>(halves));
+                    let values = _mm512_maskz_compress_epi64(0x55, _mm512_or_si512(halves, high));
+                    _mm512_storeu_si512(lanes.as_mut_ptr() as *mut __m512i, values);
+                    store_values(&lanes, (count - group).min(4), dst.add(group), &convert);
+                    group += 4;
+                }
             }
         }
-        // SAFETY: forwarded from the caller.
-        let overflow = unsafe { generic::redo_long_varints::<X, T>(base, stops, long_ends, dst, convert) };
         (count, last as usize + 1, overflow)
     }
 }
