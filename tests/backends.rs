@@ -149,10 +149,16 @@ fn overlong_and_truncated_at_every_position_in_a_block() {
     for backend_len in [16usize, 32, 64] {
         for total in [backend_len + 15, backend_len + 16, backend_len + 17, 3 * backend_len + 16] {
             for bad_at in 0..total {
-                // One-byte values with a single bad varint at `bad_at`: overflowing (11 bytes of
-                // continuation), 10th byte 2, or running off the end.
-                for kind in 0..3 {
-                    let mut payload = vec![0x05u8; total];
+                // One-byte values, or ten-byte ones (windows full of long varints), with a single
+                // bad varint at `bad_at`: overflowing (11 bytes of continuation), 10th byte 2, or
+                // running off the end.
+                for (kind, ten_byte_filler) in (0..3).flat_map(|k| [(k, false), (k, true)]) {
+                    let mut payload = if ten_byte_filler {
+                        [0xffu8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01].repeat(total / 10 + 1)
+                    } else {
+                        vec![0x05u8; total]
+                    };
+                    payload.truncate(total);
                     let bad: &[u8] = match kind {
                         0 => &[0xff; 11],
                         1 => &[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02],

@@ -228,8 +228,8 @@ impl generic::WindowDecoder for Vbmi2 {
                 }
                 overflow = generic::redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert);
             } else {
-                // Overflow, found from the bits: 11 continuation bytes in a row, or a 10-byte
-                // varint whose last byte is above 1.
+                // Overflow, found from the bits: 10 continuation bytes in a row (a varint of 11 or
+                // more), or a 10-byte varint whose last byte is above 1.
                 let carry = !stops;
                 let carry2 = carry & carry >> 1;
                 let carry4 = carry2 & carry2 >> 2;
