@@ -39,73 +39,34 @@ const LANE16_LAST_BYTES: u64 = 0x8000_8000_8000_8000;
 struct Bytes64([u8; 64]);
 
 /// Byte `i` is `i`: compressed by the window's start bits, the varints' start offsets in order.
-static IOTA: Bytes64 = Bytes64(iota());
+static IOTA: Bytes64 = Bytes64(pattern(1, 64));
 /// Byte `i` is `i / 8`: spreads the start offsets of eight varints, one to each 8-byte lane.
-static LANE_OF_BYTE: Bytes64 = Bytes64(lane_of_byte());
+static LANE_OF_BYTE: Bytes64 = Bytes64(pattern(8, 64));
 /// Byte `i` is `i % 8`: added to a lane's start offset, the offsets of its eight bytes.
-static BYTE_IN_LANE: Bytes64 = Bytes64(byte_in_lane());
+static BYTE_IN_LANE: Bytes64 = Bytes64(pattern(1, 8));
 /// Byte `i` is `i / 16`: spreads the start offsets of four varints, one to each 16-byte lane.
-static LANE16_OF_BYTE: Bytes64 = Bytes64(lane16_of_byte());
+static LANE16_OF_BYTE: Bytes64 = Bytes64(pattern(16, 64));
 /// Byte `i` is `i % 16`.
-static BYTE_IN_LANE16: Bytes64 = Bytes64(byte_in_lane16());
-/// Multipliers pairing 7-bit groups: `b0 + 128 * b1` (unsigned bytes).
-static PAIR_BYTES: Bytes64 = Bytes64(pair_bytes());
+static BYTE_IN_LANE16: Bytes64 = Bytes64(pattern(1, 16));
+/// Multipliers pairing 7-bit groups: `1, 128` repeated, for `b0 + 128 * b1` (unsigned bytes).
+static PAIR_BYTES: Bytes64 = Bytes64(pair_multipliers());
 
-const fn iota() -> [u8; 64] {
+/// Byte `i` is `(i / div) % modulo`.
+const fn pattern(div: usize, modulo: usize) -> [u8; 64] {
     let mut a = [0u8; 64];
     let mut i = 0;
     while i < 64 {
-        a[i] = i as u8;
+        a[i] = ((i / div) % modulo) as u8;
         i += 1;
     }
     a
 }
 
-const fn lane_of_byte() -> [u8; 64] {
-    let mut a = [0u8; 64];
+const fn pair_multipliers() -> [u8; 64] {
+    let mut a = pattern(1, 2);
     let mut i = 0;
     while i < 64 {
-        a[i] = (i / 8) as u8;
-        i += 1;
-    }
-    a
-}
-
-const fn byte_in_lane() -> [u8; 64] {
-    let mut a = [0u8; 64];
-    let mut i = 0;
-    while i < 64 {
-        a[i] = (i % 8) as u8;
-        i += 1;
-    }
-    a
-}
-
-const fn lane16_of_byte() -> [u8; 64] {
-    let mut a = [0u8; 64];
-    let mut i = 0;
-    while i < 64 {
-        a[i] = (i / 16) as u8;
-        i += 1;
-    }
-    a
-}
-
-const fn byte_in_lane16() -> [u8; 64] {
-    let mut a = [0u8; 64];
-    let mut i = 0;
-    while i < 64 {
-        a[i] = (i % 16) as u8;
-        i += 1;
-    }
-    a
-}
-
-const fn pair_bytes() -> [u8; 64] {
-    let mut a = [0u8; 64];
-    let mut i = 0;
-    while i < 64 {
-        a[i] = if i % 2 == 0 { 1 } else { 128 };
+        a[i] = if a[i] == 0 { 1 } else { 128 };
         i += 1;
     }
     a
