@@ -183,15 +183,17 @@ unsafe fn terminators<V: Vector>(p: *const u8) -> u64 {
     !continuation
 }
 
-/// Decodes the varint of `len` (1..=8) bytes at `p`, whose terminator the caller has found.
+/// Decodes the varint of at most 8 bytes at `p`. Its own bytes say where it ends: the keep mask
+/// runs to the first clear top bit, so the length is not needed.
 ///
 /// # Safety
-/// `p` must be valid for reads of 8 bytes.
+/// `p` must be valid for reads of 8 bytes, and the varint there at most 8 bytes long.
 #[inline(always)]
-unsafe fn decode_short<X: Compress>(p: *const u8, len: usize) -> u64 {
+unsafe fn decode_short<X: Compress>(p: *const u8) -> u64 {
     // SAFETY: the caller guarantees 8 readable bytes at `p`.
     let word = u64::from_le(unsafe { (p as *const u64).read_unaligned() });
-    X::low_bits(X::compress(word), 7 * len as u32)
+    let stops = !word & 0x8080_8080_8080_8080;
+    X::compress(word & (stops ^ stops.wrapping_sub(1)))
 }
 
 /// Which lengths a window's varints may have, to pick its loop (const parameters, so each
@@ -224,9 +226,9 @@ unsafe fn decode_window<X: Compress, T, const LENGTHS: u8>(
         let p = unsafe { base.add(start) };
         let value = match LENGTHS {
             // SAFETY: as above (`decode_short` needs 8 of them).
-            SHORT => unsafe { decode_short::<X>(p, len) },
+            SHORT => unsafe { decode_short::<X>(p) },
             // SAFETY: as above.
-            RARELY_LONG if len <= 8 => unsafe { decode_short::<X>(p, len) },
+            RARELY_LONG if len <= 8 => unsafe { decode_short::<X>(p) },
             _ => {
                 // SAFETY: as above.
                 let (value, bad) = unsafe { decode_known_len::<X>(p, len) };
