@@ -47,7 +47,9 @@ fn check_varints(payload: &[u8], capacity: usize) {
     every_backend("u64", payload, capacity, &want, |k, p, o| k.decode_u64(p, o));
     every_backend("u32", payload, capacity, &mapped(&want, |v| v as u32), |k, p, o| k.decode_u32(p, o));
     every_backend("i64", payload, capacity, &mapped(&want, |v| v as i64), |k, p, o| k.decode_i64(p, o));
-    every_backend("i32", payload, capacity, &mapped(&want, |v| v as u32 as i32), |k, p, o| k.decode_i32(p, o));
+    every_backend("i32", payload, capacity, &mapped(&want, |v| v as u32 as i32), |k, p, o| {
+        k.decode_i32(p, o)
+    });
     let zz64 = mapped(&want, r::zigzag64);
     every_backend("sint64", payload, capacity, &zz64, |k, p, o| k.decode_sint64(p, o));
     let zz32 = mapped(&want, |v| r::zigzag32(v as u32));

@@ -87,17 +87,66 @@ fn packed_type<T: Copy + Default + PartialEq + core::fmt::Debug>(
 }
 
 fn packed_all(values: &[u64]) {
-    packed_type(values, |v| v, packed::encoded_len_u64, packed::encode_u64, |k, p, o| k.decode_u64(p, o), packed::extend_u64);
+    packed_type(
+        values,
+        |v| v,
+        packed::encoded_len_u64,
+        packed::encode_u64,
+        |k, p, o| k.decode_u64(p, o),
+        packed::extend_u64,
+    );
     let v32: Vec<u32> = values.iter().map(|&v| v as u32).collect();
-    packed_type(&v32, |v| v as u64, packed::encoded_len_u32, packed::encode_u32, |k, p, o| k.decode_u32(p, o), packed::extend_u32);
+    packed_type(
+        &v32,
+        |v| v as u64,
+        packed::encoded_len_u32,
+        packed::encode_u32,
+        |k, p, o| k.decode_u32(p, o),
+        packed::extend_u32,
+    );
     let i64s: Vec<i64> = values.iter().map(|&v| v as i64).collect();
-    packed_type(&i64s, |v| v as u64, packed::encoded_len_i64, packed::encode_i64, |k, p, o| k.decode_i64(p, o), packed::extend_i64);
+    packed_type(
+        &i64s,
+        |v| v as u64,
+        packed::encoded_len_i64,
+        packed::encode_i64,
+        |k, p, o| k.decode_i64(p, o),
+        packed::extend_i64,
+    );
     let i32s: Vec<i32> = values.iter().map(|&v| v as i32).collect();
-    packed_type(&i32s, |v| v as i64 as u64, packed::encoded_len_i32, packed::encode_i32, |k, p, o| k.decode_i32(p, o), packed::extend_i32);
-    packed_type(&i64s, |v| r::unzigzag64(v), packed::encoded_len_sint64, packed::encode_sint64, |k, p, o| k.decode_sint64(p, o), packed::extend_sint64);
-    packed_type(&i32s, |v| r::unzigzag32(v) as u64, packed::encoded_len_sint32, packed::encode_sint32, |k, p, o| k.decode_sint32(p, o), packed::extend_sint32);
+    packed_type(
+        &i32s,
+        |v| v as i64 as u64,
+        packed::encoded_len_i32,
+        packed::encode_i32,
+        |k, p, o| k.decode_i32(p, o),
+        packed::extend_i32,
+    );
+    packed_type(
+        &i64s,
+        |v| r::unzigzag64(v),
+        packed::encoded_len_sint64,
+        packed::encode_sint64,
+        |k, p, o| k.decode_sint64(p, o),
+        packed::extend_sint64,
+    );
+    packed_type(
+        &i32s,
+        |v| r::unzigzag32(v) as u64,
+        packed::encoded_len_sint32,
+        packed::encode_sint32,
+        |k, p, o| k.decode_sint32(p, o),
+        packed::extend_sint32,
+    );
     let bools: Vec<bool> = values.iter().map(|&v| v & 1 != 0).collect();
-    packed_type(&bools, |v| v as u64, packed::encoded_len_bool, packed::encode_bool, |k, p, o| k.decode_bool(p, o), packed::extend_bool);
+    packed_type(
+        &bools,
+        |v| v as u64,
+        packed::encoded_len_bool,
+        packed::encode_bool,
+        |k, p, o| k.decode_bool(p, o),
+        packed::extend_bool,
+    );
 
     // Fixed-width: little-endian bytes, back again.
     let mut out = exact_out::<u8>(values.len() * 8);

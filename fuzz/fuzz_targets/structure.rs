@@ -93,7 +93,8 @@ fn check_skip(at_tag: &[u8], limit: u8) {
 fn check_stream(buf: &[u8], out_size: usize) {
     let want = r::delimited(buf);
     let mut it = stream::delimited(buf);
-    let got: Vec<_> = it.by_ref().map(|m| m.map(|m| (offset_in(buf, m), offset_in(buf, m) + m.len()))).collect();
+    let got: Vec<_> =
+        it.by_ref().map(|m| m.map(|m| (offset_in(buf, m), offset_in(buf, m) + m.len()))).collect();
     assert_eq!(got, want);
     match want.last() {
         Some(Err(e)) => {
