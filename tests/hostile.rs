@@ -263,10 +263,10 @@ fn output_buffers_too_small() {
             p
         };
         let starts: Vec<usize> = (0..payload.len()).filter(|&i| i == 0 || payload[i - 1] < 0x80).collect();
-        for capacity in 0..starts.len() {
+        for (capacity, &start) in starts.iter().enumerate() {
             assert_eq!(
                 packed_everywhere(&payload, capacity),
-                Err(e(ErrorKind::OutputTooSmall, starts[capacity])),
+                Err(e(ErrorKind::OutputTooSmall, start)),
                 "len {len} capacity {capacity}"
             );
         }
