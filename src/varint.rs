@@ -203,6 +203,47 @@ pub(crate) fn encode_to_array(mut value: u64, out: &mut [u8; MAX_LEN]) -> usize 
     i + 1
 }
 
+/// Spreads the low 56 bits of `value` into the low seven bits of each of eight bytes (the
+/// inverse of `compress_7bit_groups`, a portable `pdep(value, 0x7f7f_7f7f_7f7f_7f7f)`).
+#[inline(always)]
+pub(crate) const fn spread_7bit_groups(value: u64) -> u64 {
+    let x = value & 0x00ff_ffff_ffff_ffff;
+    let x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x00ff_ffff_f000_0000) << 4);
+    let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x0fff_c000_0fff_c000) << 2);
+    (x & 0x007f_007f_007f_007f) | ((x & 0x3f80_3f80_3f80_3f80) << 1)
+}
+
+/// `[encoded length, continuation bits of the first eight bytes]` of a varint, indexed by the
+/// leading-zero count of `value | 1`: the whole length computation of an encoder in one load.
+const fn len_table() -> [(u8, u64); 64] {
+    let mut t = [(0u8, 0u64); 64];
+    let mut lz = 0usize;
+    while lz < 64 {
+        let bits = 64 - lz;
+        let len = bits.div_ceil(7);
+        let cont =
+            if len >= 9 { CONTINUATION_BITS } else { CONTINUATION_BITS & ((1u64 << (8 * (len - 1))) - 1) };
+        t[lz] = (len as u8, cont);
+        lz += 1;
+    }
+    t
+}
+
+static LEN_TABLE: [(u8, u64); 64] = len_table();
+
+/// The varint encoding of `value` as two little-endian words: bytes 0..8 and bytes 8..10 (the
+/// second is zero unless `value >= 2^56`), and its length. Branch-free: a leading-zero count,
+/// one table load, the 7-bit spread, and a few shifts for bytes 8 and 9.
+#[inline(always)]
+pub(crate) fn encode_words(value: u64) -> (u64, u64, usize) {
+    let (len, cont) = LEN_TABLE[(value | 1).leading_zeros() as usize & 63];
+    let low = spread_7bit_groups(value) | cont;
+    // Byte 8: bits 56..63, with a continuation bit when bit 63 is set; byte 9: bit 63.
+    let top = value >> 63;
+    let high = ((value >> 56) & 0x7f) | top << 7 | top << 8;
+    (low, high, len as usize)
+}
+
 /// Writes a `uint32`.
 #[inline]
 pub fn encode_u32(value: u32, out: &mut [u8]) -> Result<usize> {
