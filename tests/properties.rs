@@ -2,7 +2,10 @@
 
 mod common;
 
-use common::{check, encode_fields, naive_packed, naive_varint, GenField, GenMessage, VarintBytes};
+use common::{
+    check, encode_fields, naive_encode_varint, naive_packed, naive_varint, EncodeCase, GenField, GenMessage,
+    VarintBytes,
+};
 use pbwire::fields::{fields, validate, Value};
 use pbwire::wire::{self, WireType};
 use pbwire::{packed, stream, varint, ErrorKind};
@@ -70,6 +73,62 @@ fn every_varint_type_round_trips() {
             let n = varint::encode_bool(v & 1 == 1, &mut buf).unwrap();
             ok && varint::decode_bool(&buf[..n]) == Ok((v & 1 == 1, 1))
         }) as fn(Wide) -> bool,
+    );
+}
+
+/// One bulk encoder against the byte-at-a-time oracle: the length, the bytes, no byte written
+/// past them, and nothing written at all when the output is one byte short.
+fn encoder_matches_naive<T: Copy>(
+    values: &[T],
+    spare: usize,
+    wire: fn(T) -> u64,
+    len: fn(&[T]) -> usize,
+    enc: fn(&[T], &mut [u8]) -> pbwire::Result<usize>,
+) -> bool {
+    let mut expected = Vec::new();
+    values.iter().for_each(|&v| naive_encode_varint(wire(v), &mut expected));
+    let mut out = vec![0xa5u8; expected.len() + spare];
+    let ok = len(values) == expected.len()
+        && enc(values, &mut out) == Ok(expected.len())
+        && out[..expected.len()] == expected[..]
+        && out[expected.len()..].iter().all(|&b| b == 0xa5);
+    if expected.is_empty() {
+        return ok;
+    }
+    let mut short = vec![0xa5u8; expected.len() - 1];
+    ok && enc(values, &mut short) == Err(pbwire::Error::new(ErrorKind::OutputTooSmall, 0))
+        && short.iter().all(|&b| b == 0xa5)
+}
+
+#[test]
+fn packed_encoders_equal_a_byte_at_a_time_encoder() {
+    check(
+        (|case: EncodeCase| {
+            let (v, s) = (&case.values[..], case.spare);
+            let u32s: Vec<u32> = v.iter().map(|&x| x as u32).collect();
+            let i32s: Vec<i32> = v.iter().map(|&x| x as i32).collect();
+            let i64s: Vec<i64> = v.iter().map(|&x| x as i64).collect();
+            let bools: Vec<bool> = v.iter().map(|&x| x & 1 == 1).collect();
+            encoder_matches_naive(v, s, |x| x, packed::encoded_len_u64, packed::encode_u64)
+                && encoder_matches_naive(&u32s, s, |x| x as u64, packed::encoded_len_u32, packed::encode_u32)
+                && encoder_matches_naive(&i32s, s, |x| x as i64 as u64, packed::encoded_len_i32, packed::encode_i32)
+                && encoder_matches_naive(&i64s, s, |x| x as u64, packed::encoded_len_i64, packed::encode_i64)
+                && encoder_matches_naive(
+                    &i32s,
+                    s,
+                    |x| varint::zigzag_encode_32(x) as u64,
+                    packed::encoded_len_sint32,
+                    packed::encode_sint32,
+                )
+                && encoder_matches_naive(
+                    &i64s,
+                    s,
+                    varint::zigzag_encode_64,
+                    packed::encoded_len_sint64,
+                    packed::encode_sint64,
+                )
+                && encoder_matches_naive(&bools, s, |x| x as u64, packed::encoded_len_bool, packed::encode_bool)
+        }) as fn(EncodeCase) -> bool,
     );
 }
 

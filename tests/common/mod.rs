@@ -169,3 +169,53 @@ pub fn check<A: quickcheck::Testable>(property: A) {
     let tests = std::env::var("QUICKCHECK_TESTS").ok().and_then(|t| t.parse().ok()).unwrap_or(2000);
     quickcheck::QuickCheck::new().tests(tests).max_tests(tests * 10).rng(Gen::new(200)).quickcheck(property);
 }
+
+/// A varint written one byte at a time.
+pub fn naive_encode_varint(mut value: u64, out: &mut Vec<u8>) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// Values for the bulk encoders: runs of one kind (one-byte, below 2^32, `int32`-range
+/// sign-extended, any length) of random lengths, so that blocks of every kind and mixed blocks
+/// occur, in arrays long enough (0..=300) to cross several block boundaries; plus how many
+/// spare bytes the output gets.
+#[derive(Clone, Debug)]
+pub struct EncodeCase {
+    pub values: Vec<u64>,
+    pub spare: usize,
+}
+
+impl Arbitrary for EncodeCase {
+    fn arbitrary(g: &mut Gen) -> Self {
+        let n = usize::arbitrary(g) % 301;
+        let mut values = Vec::with_capacity(n);
+        while values.len() < n {
+            let kind = u8::arbitrary(g) % 5;
+            let run = 1 + usize::arbitrary(g) % 80;
+            for _ in 0..run.min(n - values.len()) {
+                let v = any_length_u64(g);
+                values.push(match kind {
+                    0 => v & 0x7f,
+                    1 => v as u32 as u64,
+                    2 => v as i32 as i64 as u64,
+                    3 => v,
+                    // Edges: powers of two around every length boundary.
+                    _ => {
+                        let shift = u32::arbitrary(g) % 64;
+                        (1u64 << shift).wrapping_add(u64::arbitrary(g) % 3).wrapping_sub(1)
+                    }
+                });
+            }
+        }
+        EncodeCase { values, spare: usize::arbitrary(g) % 24 }
+    }
+
+    fn shrink(&self) -> Box<dyn Iterator<Item = Self>> {
+        let spare = self.spare;
+        Box::new(self.values.shrink().map(move |values| EncodeCase { values, spare }))
+    }
+}
