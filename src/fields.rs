@@ -107,6 +107,31 @@ impl<'a> Fields<'a> {
         &self.buf[self.pos..]
     }
 
+    /// The fast path of [`Iterator::next`]: a field [`wire::fast_field`] can bound, with its
+    /// value read from the same 16-byte window.
+    #[inline(always)]
+    fn fast_next(&self) -> Option<Field<'a>> {
+        let buf = self.buf;
+        let offset = self.pos;
+        let window = wire::window(buf, offset)?;
+        let f = wire::fast_field(window, buf.len() - offset)?;
+        let value = match f.raw & 7 {
+            0 => {
+                let mut bytes = [0u8; varint::MAX_LEN];
+                bytes.copy_from_slice(&window[f.tag_len..f.tag_len + varint::MAX_LEN]);
+                // `fast_field` checked the varint; the error arm is never taken.
+                match varint::decode_from_10(&bytes) {
+                    Ok((v, _)) => Value::Varint(v),
+                    Err(_) => return None,
+                }
+            }
+            1 => Value::I64(f.word),
+            2 => Value::Len(buf.get(offset + f.value_start..offset + f.end)?),
+            _ => Value::I32(f.word as u32),
+        };
+        Some(Field { number: f.raw >> 3, offset, value_offset: offset + f.value_start, end: offset + f.end, value })
+    }
+
     #[inline]
     fn read_field(&self) -> Result<Field<'a>> {
         let buf = self.buf;
@@ -154,6 +179,10 @@ impl<'a> Iterator for Fields<'a> {
         if self.failed || self.pos >= self.buf.len() {
             return None;
         }
+        if let Some(field) = self.fast_next() {
+            self.pos = field.end;
+            return Some(Ok(field));
+        }
         match self.read_field() {
             Ok(field) => {
                 self.pos = field.end;
@@ -184,7 +213,16 @@ pub fn validate(message: &[u8]) -> Result<()> {
 
 /// [`validate`] with another group depth limit.
 pub fn validate_with_depth_limit(message: &[u8], depth_limit: u8) -> Result<()> {
-    Fields::with_depth_limit(message, depth_limit).try_for_each(|field| field.map(|_| ()))
+    let mut it = Fields::with_depth_limit(message, depth_limit);
+    while it.pos < message.len() {
+        // Fields the fast path bounds need no value: only their end.
+        if let Some(f) = wire::window(message, it.pos).and_then(|w| wire::fast_field(w, message.len() - it.pos)) {
+            it.pos += f.end;
+            continue;
+        }
+        it.next().transpose()?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ const fn compress_7bit_groups(word: u64) -> u64 {
 /// Decodes the varint at the start of `bytes`, which holds at least the ten bytes a varint can
 /// span (bytes after the varint are ignored).
 #[inline(always)]
-fn decode_from_10(bytes: &[u8; 10]) -> Result<(u64, usize)> {
+pub(crate) fn decode_from_10(bytes: &[u8; 10]) -> Result<(u64, usize)> {
     let mut low = [0u8; 8];
     low.copy_from_slice(&bytes[..8]);
     let word = u64::from_le_bytes(low);

@@ -229,6 +229,9 @@ pub fn skip_field(tag: Tag, buf: &[u8]) -> Result<usize> {
 /// level is depth 1, so 0 allows no group).
 #[inline]
 pub fn skip_field_with_depth_limit(tag: Tag, buf: &[u8], depth_limit: u8) -> Result<usize> {
+    if let Some(n) = fast_skip(tag.wire_type, buf) {
+        return Ok(n);
+    }
     match tag.wire_type {
         WireType::Varint => varint::skip(buf),
         WireType::I64 => fixed_len(buf, 8),
@@ -245,6 +248,50 @@ pub fn skip_field_with_depth_limit(tag: Tag, buf: &[u8], depth_limit: u8) -> Res
     }
 }
 
+/// The length of a valid varint, fixed-width or length-delimited (prefix of 1 or 2 bytes)
+/// value at the start of `buf` when at least 16 bytes remain, selected without a branch per
+/// wire type; `None` for everything else (groups, errors, the last 16 bytes), which the
+/// reference path then handles.
+#[inline(always)]
+fn fast_skip(wire_type: WireType, buf: &[u8]) -> Option<usize> {
+    let window = window(buf, 0)?;
+    let mut lo = [0u8; 8];
+    lo.copy_from_slice(&window[..8]);
+    let mut hi = [0u8; 8];
+    hi.copy_from_slice(&window[8..]);
+    let w0 = u64::from_le_bytes(lo);
+    let w1 = u64::from_le_bytes(hi);
+    let stops = !(w0 as u128 | (w1 as u128) << 64) & STOPS_128;
+    let varint_len = (stops.trailing_zeros() as usize >> 3) + 1;
+    let varint_bad = stops == 0 || varint_len > 10 || (varint_len == 10 && window[9] > 1);
+    let prefix_two = (w0 >> 7) & 1;
+    let prefix = (w0 & 0x7f) | ((w0 >> 1) & 0x3f80 & prefix_two.wrapping_neg());
+    let prefix_bad = prefix_two & (w0 >> 15) & 1 != 0;
+    let wt = wire_type as u8;
+    let (is_varint, is_len) = (wt == 0, wt == 2);
+    let fixed = match wt {
+        1 => 8,
+        5 => 4,
+        _ => 0,
+    };
+    let n = if is_varint {
+        varint_len
+    } else if is_len {
+        varint_len + prefix as usize
+    } else {
+        fixed
+    };
+    let bad = (!is_varint & !is_len & (fixed == 0))
+        | ((is_varint | is_len) & varint_bad)
+        | (is_len & prefix_bad)
+        | (n > buf.len());
+    if bad {
+        None
+    } else {
+        Some(n)
+    }
+}
+
 #[inline]
 fn fixed_len(buf: &[u8], n: usize) -> Result<usize> {
     if buf.len() >= n {
@@ -252,6 +299,94 @@ fn fixed_len(buf: &[u8], n: usize) -> Result<usize> {
     } else {
         Err(Error::new(ErrorKind::Truncated, 0))
     }
+}
+
+/// Where one field lies, found by [`fast_field`]: all offsets relative to the field's tag.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FastField {
+    /// The raw tag, `field << 3 | wire type` (wire type 0, 1, 2 or 5; field number non-zero).
+    pub raw: u32,
+    /// The tag's length (1 or 2).
+    pub tag_len: usize,
+    /// Where the value starts: after the tag, and for `Len` after the length prefix too.
+    pub value_start: usize,
+    /// One past the field's last byte.
+    pub end: usize,
+    /// Bytes 0..8 after the tag.
+    pub word: u64,
+}
+
+const STOPS_128: u128 = 0x8080_8080_8080_8080_8080_8080_8080_8080;
+
+/// Finds the extent of the field whose tag starts `window`, branch-free, for the common case:
+/// a 1- or 2-byte tag of wire type 0, 1, 2 or 5 with a non-zero field number; a varint value
+/// that is valid and ends in the window; a length prefix of 1 or 2 bytes. `remaining` is the
+/// number of input bytes from the tag on (at least 16); a field that would end past them is
+/// left to the reference path too. Everything else (and every error) is `None`: the caller then
+/// takes the reference path, which gives the exact result and error.
+///
+/// No per-wire-type branch: the varint's end is the second terminator byte in the window (the
+/// first ends the tag), the length of each wire type is selected arithmetically, and all the
+/// conditions for the fast path are folded into one predictable branch.
+#[inline(always)]
+pub(crate) fn fast_field(window: &[u8; 16], remaining: usize) -> Option<FastField> {
+    let mut lo = [0u8; 8];
+    lo.copy_from_slice(&window[..8]);
+    let mut hi = [0u8; 8];
+    hi.copy_from_slice(&window[8..]);
+    let w0 = u64::from_le_bytes(lo);
+    let w1 = u64::from_le_bytes(hi);
+    // The tag: one byte, or two when byte 0 has its continuation bit.
+    let two = (w0 >> 7) & 1;
+    let raw = (w0 & 0x7f) | ((w0 >> 1) & 0x3f80 & two.wrapping_neg());
+    let tag_len = 1 + two as usize;
+    let wire_type = raw & 7;
+    // After the tag: the value (a varint, a fixed-width value, or a length prefix).
+    let word = w0 >> (8 * tag_len) | w1 << (64 - 8 * tag_len);
+    // Terminator bytes of the whole window; the first ends the tag, the second the varint (or
+    // the length prefix) after it.
+    let stops = !(w0 as u128 | (w1 as u128) << 64) & STOPS_128;
+    let second = stops & stops.wrapping_sub(1);
+    let varint_end = (second.trailing_zeros() as usize >> 3) + 1;
+    let varint_len = varint_end.wrapping_sub(tag_len);
+    // A tenth byte above 1 overflows; `& 15` keeps the index in the window (a missing second
+    // terminator is refused below anyway).
+    let varint_bad = second == 0 || varint_len > 10 || (varint_len == 10 && window[(varint_end - 1) & 15] > 1);
+    // A length prefix of one or two bytes.
+    let prefix_two = (word >> 7) & 1;
+    let prefix = (word & 0x7f) | ((word >> 1) & 0x3f80 & prefix_two.wrapping_neg());
+    let prefix_bad = prefix_two & (word >> 15) & 1 != 0;
+    let is_varint = wire_type == 0;
+    let is_len = wire_type == 2;
+    let fixed = match wire_type {
+        1 => 8,
+        5 => 4,
+        _ => 0,
+    };
+    let value_start = if is_len { varint_end } else { tag_len };
+    let end = if is_varint {
+        varint_end
+    } else if is_len {
+        varint_end + prefix as usize
+    } else {
+        tag_len + fixed
+    };
+    let bad = (two & (w0 >> 15) & 1 != 0)
+        | (raw >> 3 == 0)
+        | (!is_varint & !is_len & (fixed == 0))
+        | ((is_varint | is_len) & varint_bad)
+        | (is_len & prefix_bad)
+        | (end > remaining);
+    if bad {
+        return None;
+    }
+    Some(FastField { raw: raw as u32, tag_len, value_start, end, word })
+}
+
+/// The 16 bytes at `pos`, if that many remain.
+#[inline(always)]
+pub(crate) fn window(buf: &[u8], pos: usize) -> Option<&[u8; 16]> {
+    buf.get(pos..pos.checked_add(16)?).and_then(|w| w.try_into().ok())
 }
 
 /// Where a group ends, relative to the bytes after its start tag.
