@@ -129,7 +129,13 @@ impl<'a> Fields<'a> {
             2 => Value::Len(buf.get(offset + f.value_start..offset + f.end)?),
             _ => Value::I32(f.word as u32),
         };
-        Some(Field { number: f.raw >> 3, offset, value_offset: offset + f.value_start, end: offset + f.end, value })
+        Some(Field {
+            number: f.raw >> 3,
+            offset,
+            value_offset: offset + f.value_start,
+            end: offset + f.end,
+            value,
+        })
     }
 
     #[inline]
@@ -216,7 +222,9 @@ pub fn validate_with_depth_limit(message: &[u8], depth_limit: u8) -> Result<()> 
     let mut it = Fields::with_depth_limit(message, depth_limit);
     while it.pos < message.len() {
         // Fields the fast path bounds need no value: only their end.
-        if let Some(f) = wire::window(message, it.pos).and_then(|w| wire::fast_field(w, message.len() - it.pos)) {
+        if let Some(f) =
+            wire::window(message, it.pos).and_then(|w| wire::fast_field(w, message.len() - it.pos))
+        {
             it.pos += f.end;
             continue;
         }

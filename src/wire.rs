@@ -250,40 +250,21 @@ pub fn skip_field_with_depth_limit(tag: Tag, buf: &[u8], depth_limit: u8) -> Res
 
 /// The length of a valid varint, fixed-width or length-delimited (prefix of 1 or 2 bytes)
 /// value at the start of `buf` when at least 16 bytes remain, selected without a branch per
-/// wire type; `None` for everything else (groups, errors, the last 16 bytes), which the
-/// reference path then handles.
+/// wire type (as in [`fast_field`]); `None` for everything else (groups, errors, the last 16
+/// bytes), which the reference path then handles.
 #[inline(always)]
 fn fast_skip(wire_type: WireType, buf: &[u8]) -> Option<usize> {
     let window = window(buf, 0)?;
-    let mut lo = [0u8; 8];
-    lo.copy_from_slice(&window[..8]);
-    let mut hi = [0u8; 8];
-    hi.copy_from_slice(&window[8..]);
-    let w0 = u64::from_le_bytes(lo);
-    let w1 = u64::from_le_bytes(hi);
+    let (w0, w1) = words(window);
+    let shape = &SHAPES[wire_type as usize];
     let stops = !(w0 as u128 | (w1 as u128) << 64) & STOPS_128;
     let varint_len = (stops.trailing_zeros() as usize >> 3) + 1;
-    let varint_bad = stops == 0 || varint_len > 10 || (varint_len == 10 && window[9] > 1);
-    let prefix_two = (w0 >> 7) & 1;
-    let prefix = (w0 & 0x7f) | ((w0 >> 1) & 0x3f80 & prefix_two.wrapping_neg());
-    let prefix_bad = prefix_two & (w0 >> 15) & 1 != 0;
-    let wt = wire_type as u8;
-    let (is_varint, is_len) = (wt == 0, wt == 2);
-    let fixed = match wt {
-        1 => 8,
-        5 => 4,
-        _ => 0,
-    };
-    let n = if is_varint {
-        varint_len
-    } else if is_len {
-        varint_len + prefix as usize
-    } else {
-        fixed
-    };
-    let bad = (!is_varint & !is_len & (fixed == 0))
-        | ((is_varint | is_len) & varint_bad)
-        | (is_len & prefix_bad)
+    let varint_bad = (stops == 0) | (varint_len > 10) | ((varint_len == 10) & (window[9] > 1));
+    let (prefix, prefix_bad) = short_varint(w0);
+    let n = (varint_len & shape.varint) + (prefix as usize & shape.prefix) + (shape.fixed & shape.fixed_mask);
+    let bad = shape.refused
+        | ((shape.varint != 0) & varint_bad)
+        | ((shape.prefix != 0) & prefix_bad)
         | (n > buf.len());
     if bad {
         None
@@ -318,6 +299,49 @@ pub(crate) struct FastField {
 
 const STOPS_128: u128 = 0x8080_8080_8080_8080_8080_8080_8080_8080;
 
+/// Per wire type, how a field's length is put together, as masks so that it is selected
+/// without a branch: the varint's end counts for varints and length-delimited values, the
+/// length prefix's value for the latter, a fixed width for the fixed ones; wire types 3, 4, 6
+/// and 7 are left to the reference path.
+struct Shape {
+    varint: usize,
+    prefix: usize,
+    fixed: usize,
+    fixed_mask: usize,
+    refused: bool,
+}
+
+const fn shape(wire_type: usize) -> Shape {
+    let all = usize::MAX;
+    match wire_type {
+        0 => Shape { varint: all, prefix: 0, fixed: 0, fixed_mask: 0, refused: false },
+        1 => Shape { varint: 0, prefix: 0, fixed: 8, fixed_mask: all, refused: false },
+        2 => Shape { varint: all, prefix: all, fixed: 0, fixed_mask: 0, refused: false },
+        5 => Shape { varint: 0, prefix: 0, fixed: 4, fixed_mask: all, refused: false },
+        _ => Shape { varint: 0, prefix: 0, fixed: 0, fixed_mask: 0, refused: true },
+    }
+}
+
+static SHAPES: [Shape; 8] = [shape(0), shape(1), shape(2), shape(3), shape(4), shape(5), shape(6), shape(7)];
+
+/// The two little-endian words of a window.
+#[inline(always)]
+fn words(window: &[u8; 16]) -> (u64, u64) {
+    let mut lo = [0u8; 8];
+    lo.copy_from_slice(&window[..8]);
+    let mut hi = [0u8; 8];
+    hi.copy_from_slice(&window[8..]);
+    (u64::from_le_bytes(lo), u64::from_le_bytes(hi))
+}
+
+/// The value of a 1- or 2-byte varint at the start of `word`, and whether it is longer.
+#[inline(always)]
+fn short_varint(word: u64) -> (u64, bool) {
+    let two = (word >> 7) & 1;
+    let value = (word & 0x7f) | ((word >> 1) & 0x3f80 & two.wrapping_neg());
+    (value, two & (word >> 15) & 1 != 0)
+}
+
 /// Finds the extent of the field whose tag starts `window`, branch-free, for the common case:
 /// a 1- or 2-byte tag of wire type 0, 1, 2 or 5 with a non-zero field number; a varint value
 /// that is valid and ends in the window; a length prefix of 1 or 2 bytes. `remaining` is the
@@ -326,21 +350,14 @@ const STOPS_128: u128 = 0x8080_8080_8080_8080_8080_8080_8080_8080;
 /// takes the reference path, which gives the exact result and error.
 ///
 /// No per-wire-type branch: the varint's end is the second terminator byte in the window (the
-/// first ends the tag), the length of each wire type is selected arithmetically, and all the
-/// conditions for the fast path are folded into one predictable branch.
+/// first ends the tag), the length of each wire type is selected with masks from a table, and
+/// all the conditions for the fast path are folded into one predictable branch.
 #[inline(always)]
 pub(crate) fn fast_field(window: &[u8; 16], remaining: usize) -> Option<FastField> {
-    let mut lo = [0u8; 8];
-    lo.copy_from_slice(&window[..8]);
-    let mut hi = [0u8; 8];
-    hi.copy_from_slice(&window[8..]);
-    let w0 = u64::from_le_bytes(lo);
-    let w1 = u64::from_le_bytes(hi);
-    // The tag: one byte, or two when byte 0 has its continuation bit.
-    let two = (w0 >> 7) & 1;
-    let raw = (w0 & 0x7f) | ((w0 >> 1) & 0x3f80 & two.wrapping_neg());
-    let tag_len = 1 + two as usize;
-    let wire_type = raw & 7;
+    let (w0, w1) = words(window);
+    let (raw, long_tag) = short_varint(w0);
+    let tag_len = 1 + ((w0 >> 7) & 1) as usize;
+    let shape = &SHAPES[(raw & 7) as usize];
     // After the tag: the value (a varint, a fixed-width value, or a length prefix).
     let word = w0 >> (8 * tag_len) | w1 << (64 - 8 * tag_len);
     // Terminator bytes of the whole window; the first ends the tag, the second the varint (or
@@ -350,32 +367,19 @@ pub(crate) fn fast_field(window: &[u8; 16], remaining: usize) -> Option<FastFiel
     let varint_end = (second.trailing_zeros() as usize >> 3) + 1;
     let varint_len = varint_end.wrapping_sub(tag_len);
     // A tenth byte above 1 overflows; `& 15` keeps the index in the window (a missing second
-    // terminator is refused below anyway).
-    let varint_bad = second == 0 || varint_len > 10 || (varint_len == 10 && window[(varint_end - 1) & 15] > 1);
-    // A length prefix of one or two bytes.
-    let prefix_two = (word >> 7) & 1;
-    let prefix = (word & 0x7f) | ((word >> 1) & 0x3f80 & prefix_two.wrapping_neg());
-    let prefix_bad = prefix_two & (word >> 15) & 1 != 0;
-    let is_varint = wire_type == 0;
-    let is_len = wire_type == 2;
-    let fixed = match wire_type {
-        1 => 8,
-        5 => 4,
-        _ => 0,
-    };
-    let value_start = if is_len { varint_end } else { tag_len };
-    let end = if is_varint {
-        varint_end
-    } else if is_len {
-        varint_end + prefix as usize
-    } else {
-        tag_len + fixed
-    };
-    let bad = (two & (w0 >> 15) & 1 != 0)
+    // terminator is refused anyway).
+    let varint_bad =
+        (second == 0) | (varint_len > 10) | ((varint_len == 10) & (window[(varint_end - 1) & 15] > 1));
+    let (prefix, prefix_bad) = short_varint(word);
+    let end = (varint_end & shape.varint)
+        + (prefix as usize & shape.prefix)
+        + ((tag_len + shape.fixed) & shape.fixed_mask);
+    let value_start = tag_len + (varint_len & shape.prefix);
+    let bad = long_tag
         | (raw >> 3 == 0)
-        | (!is_varint & !is_len & (fixed == 0))
-        | ((is_varint | is_len) & varint_bad)
-        | (is_len & prefix_bad)
+        | shape.refused
+        | ((shape.varint != 0) & varint_bad)
+        | ((shape.prefix != 0) & prefix_bad)
         | (end > remaining);
     if bad {
         return None;

@@ -3,8 +3,8 @@
 mod common;
 
 use common::{
-    check, encode_fields, naive_encode_varint, naive_fields, naive_packed, naive_varint, DamagedMessage, EncodeCase,
-    GenField, GenMessage, NaiveField, NaiveValue, VarintBytes,
+    check, encode_fields, naive_encode_varint, naive_fields, naive_packed, naive_varint, DamagedMessage,
+    EncodeCase, GenField, GenMessage, NaiveField, NaiveValue, VarintBytes,
 };
 use pbwire::fields::{fields, validate, Value};
 use pbwire::wire::{self, WireType};
@@ -111,7 +111,13 @@ fn packed_encoders_equal_a_byte_at_a_time_encoder() {
             let bools: Vec<bool> = v.iter().map(|&x| x & 1 == 1).collect();
             encoder_matches_naive(v, s, |x| x, packed::encoded_len_u64, packed::encode_u64)
                 && encoder_matches_naive(&u32s, s, |x| x as u64, packed::encoded_len_u32, packed::encode_u32)
-                && encoder_matches_naive(&i32s, s, |x| x as i64 as u64, packed::encoded_len_i32, packed::encode_i32)
+                && encoder_matches_naive(
+                    &i32s,
+                    s,
+                    |x| x as i64 as u64,
+                    packed::encoded_len_i32,
+                    packed::encode_i32,
+                )
                 && encoder_matches_naive(&i64s, s, |x| x as u64, packed::encoded_len_i64, packed::encode_i64)
                 && encoder_matches_naive(
                     &i32s,
@@ -127,7 +133,13 @@ fn packed_encoders_equal_a_byte_at_a_time_encoder() {
                     packed::encoded_len_sint64,
                     packed::encode_sint64,
                 )
-                && encoder_matches_naive(&bools, s, |x| x as u64, packed::encoded_len_bool, packed::encode_bool)
+                && encoder_matches_naive(
+                    &bools,
+                    s,
+                    |x| x as u64,
+                    packed::encoded_len_bool,
+                    packed::encode_bool,
+                )
         }) as fn(EncodeCase) -> bool,
     );
 }
@@ -396,9 +408,8 @@ fn scanning_fast_paths_equal_the_byte_at_a_time_field_oracle() {
                     return false;
                 }
                 // decode_tag + skip_field, and the Reader's skip_next, see the same extent.
-                let by_skip = wire::decode_tag(&msg[pos..])
-                    .map_err(|e| e.shifted(pos))
-                    .and_then(|(tag, n)| {
+                let by_skip =
+                    wire::decode_tag(&msg[pos..]).map_err(|e| e.shifted(pos)).and_then(|(tag, n)| {
                         let at = pos + n;
                         wire::skip_field(tag, &msg[at..]).map(|m| at + m).map_err(|e| e.shifted(at))
                     });
@@ -410,7 +421,10 @@ fn scanning_fast_paths_equal_the_byte_at_a_time_field_oracle() {
                 if kind(&by_skip) != kind(&end) || kind(&by_reader) != kind(&end) {
                     return false;
                 }
-                if end.is_err() && item.map_err(|e| e.kind()) != Err(ErrorKind::GroupMismatch) && by_skip != end {
+                if end.is_err()
+                    && item.map_err(|e| e.kind()) != Err(ErrorKind::GroupMismatch)
+                    && by_skip != end
+                {
                     return false;
                 }
                 if let Ok(e) = end {
@@ -419,7 +433,9 @@ fn scanning_fast_paths_equal_the_byte_at_a_time_field_oracle() {
             }
             let all_ok = want.iter().all(|i| matches!(i, Some(Ok(_))));
             let first_err = want.iter().find_map(|i| i.and_then(|r| r.err()));
-            it.next().is_none() && (!all_ok || validate(msg).is_ok()) && first_err.is_none_or(|e| validate(msg) == Err(e))
+            it.next().is_none()
+                && (!all_ok || validate(msg).is_ok())
+                && first_err.is_none_or(|e| validate(msg) == Err(e))
         }) as fn(DamagedMessage) -> bool,
     );
 }

@@ -507,6 +507,21 @@ fn scan_bench() -> Bench {
         hash_values([n, s])
     }));
     let m = msg.clone();
+    cs.push(contender("pbwire Reader::skip_next", e, move |_| {
+        let (mut n, mut s) = (0u64, 0u64);
+        let mut r = pbwire::reader::Reader::new(&m);
+        while !r.is_empty() {
+            s += r.skip_next().unwrap().field() as u64;
+            n += 1;
+        }
+        hash_values([n, s])
+    }));
+    let m = msg.clone();
+    cs.push(contender("pbwire validate (no per-field output)", None, move |_| {
+        pbwire::fields::validate(black_box(&m)).unwrap();
+        m.len() as u64
+    }));
+    let m = msg.clone();
     cs.push(contender("prost decode_key + skip_field", e, move |_| {
         let (mut n, mut s) = (0u64, 0u64);
         let mut buf: &[u8] = &m;

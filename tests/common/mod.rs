@@ -261,7 +261,9 @@ pub fn naive_fields(msg: &[u8]) -> Vec<Option<Result<NaiveField, Error>>> {
                 }
                 Ok(rest[..n].iter().rev().fold(0u64, |acc, &b| acc << 8 | b as u64))
             };
-            let field = |value_offset, end, value| Ok(Some(NaiveField { number, offset: pos, value_offset, end, value }));
+            let field = |value_offset, end, value| {
+                Ok(Some(NaiveField { number, offset: pos, value_offset, end, value }))
+            };
             match raw & 7 {
                 0 => {
                     let (x, n) = naive_varint(rest).map_err(|e| e.shifted(v))?;
