@@ -92,10 +92,22 @@ impl<'a> Reader<'a> {
         Ok(tag)
     }
 
-    /// Reads a varint ([`varint::decode_u64`]).
+    /// Reads a varint ([`varint::decode_u64`]; one- and two-byte varints take no call).
     #[inline]
     pub fn read_varint(&mut self) -> Result<u64> {
-        let (v, n) = self.at(varint::decode_u64(self.rest()))?;
+        let rest = self.rest();
+        match rest {
+            [b0, ..] if *b0 < 0x80 => {
+                self.pos += 1;
+                return Ok(*b0 as u64);
+            }
+            [b0, b1, ..] if *b1 < 0x80 => {
+                self.pos += 2;
+                return Ok((*b0 & 0x7f) as u64 | (*b1 as u64) << 7);
+            }
+            _ => {}
+        }
+        let (v, n) = self.at(varint::decode_u64(rest))?;
         self.pos += n;
         Ok(v)
     }

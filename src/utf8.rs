@@ -1,8 +1,8 @@
 //! UTF-8 validation for `string` fields.
 //!
-//! Protobuf strings are mostly short and mostly ASCII. [`from_utf8`] checks a string of up to
+//! Protobuf strings are mostly short and mostly ASCII. [`from_utf8`] checks a string of 8 to
 //! 32 bytes for ASCII with at most four overlapping 8-byte loads and one test, without a loop
-//! or a branch per byte, and hands everything else (longer strings, and any string with a byte
+//! or a branch per byte (shorter ones with one OR over their bytes), and hands everything else (longer strings, and any string with a byte
 //! above 0x7f) to `core::str::from_utf8`, so its result, errors included, is always
 //! `core::str::from_utf8`'s. The README's Benchmarks section has the measurements behind this
 //! choice.
@@ -22,12 +22,18 @@ fn word(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(w)
 }
 
-/// Whether `bytes` is ASCII, for lengths 8..=32 (overlapping words cover the whole string);
+/// Whether `bytes` is ASCII, for lengths 1..=32 (overlapping loads cover the whole string);
 /// `false` for other lengths.
 #[inline(always)]
 fn short_ascii(bytes: &[u8]) -> bool {
     let n = bytes.len();
-    if !(8..=32).contains(&n) {
+    if n < 8 {
+        return match bytes {
+            [] => false,
+            [a, rest @ ..] => rest.iter().fold(*a, |acc, &b| acc | b) < 0x80,
+        };
+    }
+    if n > 32 {
         return false;
     }
     let mut any = word(bytes, 0) | word(bytes, n - 8);

@@ -65,17 +65,18 @@ pub(crate) fn decode_from_10(bytes: &[u8; 10]) -> Result<(u64, usize)> {
     Ok((low56 | ((b8 & 0x7f) as u64) << 56 | (b9 as u64) << 63, 10))
 }
 
-/// The slow path for fewer than ten readable bytes: pad with zeros (terminators), decode, and
-/// report a varint that ran into the padding as truncated.
-#[cold]
+/// The path for fewer than ten readable bytes (the end of every message): byte at a time, at
+/// most nine bytes, so no shift overflows and there is no tenth byte to check.
 #[inline(never)]
 fn decode_short(buf: &[u8]) -> Result<(u64, usize)> {
-    let mut padded = [0u8; 10];
-    padded[..buf.len()].copy_from_slice(buf);
-    match decode_from_10(&padded) {
-        Ok((_, len)) if len > buf.len() => Err(Error::new(ErrorKind::Truncated, 0)),
-        other => other,
+    let mut value = 0u64;
+    for (i, &b) in buf.iter().enumerate().take(MAX_LEN - 1) {
+        value |= ((b & 0x7f) as u64) << (7 * i);
+        if b < 0x80 {
+            return Ok((value, i + 1));
+        }
     }
+    Err(Error::new(ErrorKind::Truncated, 0))
 }
 
 /// Decodes a varint from the start of `buf`: the value and the number of bytes it took.
