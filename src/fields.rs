@@ -115,19 +115,21 @@ impl<'a> Fields<'a> {
         let offset = self.pos;
         let window = wire::window(buf, offset)?;
         let f = wire::fast_field(window, buf.len() - offset)?;
+        let value_at = |n: usize| {
+            let mut bytes = [0u8; 8];
+            bytes[..n].copy_from_slice(&window[f.tag_len..f.tag_len + n]);
+            u64::from_le_bytes(bytes)
+        };
         let value = match f.raw & 7 {
             0 => {
                 let mut bytes = [0u8; varint::MAX_LEN];
                 bytes.copy_from_slice(&window[f.tag_len..f.tag_len + varint::MAX_LEN]);
-                // `fast_field` checked the varint; the error arm is never taken.
-                match varint::decode_from_10(&bytes) {
-                    Ok((v, _)) => Value::Varint(v),
-                    Err(_) => return None,
-                }
+                // `fast_field` checked the varint, so this is its value.
+                Value::Varint(varint::decode_from_10(&bytes).map_or(0, |(v, _)| v))
             }
-            1 => Value::I64(f.word),
-            2 => Value::Len(buf.get(offset + f.value_start..offset + f.end)?),
-            _ => Value::I32(f.word as u32),
+            1 => Value::I64(value_at(8)),
+            2 => Value::Len(buf.get(offset + f.value_start..offset + f.end).unwrap_or_default()),
+            _ => Value::I32(value_at(4) as u32),
         };
         Some(Field {
             number: f.raw >> 3,

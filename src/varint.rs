@@ -32,7 +32,7 @@ const CONTINUATION_BITS: u64 = 0x8080_8080_8080_8080;
 
 /// Packs the low seven bits of each of the eight bytes of `word` into 56 contiguous bits.
 #[inline(always)]
-const fn compress_7bit_groups(word: u64) -> u64 {
+pub(crate) const fn compress_7bit_groups(word: u64) -> u64 {
     let x = word & 0x7f7f_7f7f_7f7f_7f7f;
     let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
     let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);

@@ -256,16 +256,15 @@ pub fn skip_field_with_depth_limit(tag: Tag, buf: &[u8], depth_limit: u8) -> Res
 fn fast_skip(wire_type: WireType, buf: &[u8]) -> Option<usize> {
     let window = window(buf, 0)?;
     let (w0, w1) = words(window);
-    let shape = &SHAPES[wire_type as usize];
-    let stops = !(w0 as u128 | (w1 as u128) << 64) & STOPS_128;
-    let varint_len = (stops.trailing_zeros() as usize >> 3) + 1;
-    let varint_bad = (stops == 0) | (varint_len > 10) | ((varint_len == 10) & (window[9] > 1));
+    let wt = wire_type as usize;
+    let varint_len = terminator_end((w0 & STOPS) ^ STOPS, (w1 & STOPS) ^ STOPS);
     let (prefix, prefix_bad) = short_varint(w0);
-    let n = (varint_len & shape.varint) + (prefix as usize & shape.prefix) + (shape.fixed & shape.fixed_mask);
-    let bad = shape.refused
-        | ((shape.varint != 0) & varint_bad)
-        | ((shape.prefix != 0) & prefix_bad)
-        | (n > buf.len());
+    let varint_like = wt & 5 == 0;
+    let is_len = wt == 2;
+    let n = when(varint_like, varint_len) + when(is_len, prefix as usize) + when(wt & 1 == 1, 8 >> (wt >> 2));
+    let varint_bad = (varint_len > 10) | ((varint_len == 10) & (window[9] > 1));
+    let refused_wire_type = (0b1101_1000u32 >> wt) & 1 != 0;
+    let bad = refused_wire_type | (varint_like & varint_bad) | (is_len & prefix_bad) | (n > buf.len());
     if bad {
         None
     } else {
@@ -293,40 +292,13 @@ pub(crate) struct FastField {
     pub value_start: usize,
     /// One past the field's last byte.
     pub end: usize,
-    /// Bytes 0..8 after the tag.
-    pub word: u64,
 }
 
-const STOPS_128: u128 = 0x8080_8080_8080_8080_8080_8080_8080_8080;
-
-/// Per wire type, how a field's length is put together, as masks so that it is selected
-/// without a branch: the varint's end counts for varints and length-delimited values, the
-/// length prefix's value for the latter, a fixed width for the fixed ones; wire types 3, 4, 6
-/// and 7 are left to the reference path.
-struct Shape {
-    varint: usize,
-    prefix: usize,
-    fixed: usize,
-    fixed_mask: usize,
-    refused: bool,
-}
-
-const fn shape(wire_type: usize) -> Shape {
-    let all = usize::MAX;
-    match wire_type {
-        0 => Shape { varint: all, prefix: 0, fixed: 0, fixed_mask: 0, refused: false },
-        1 => Shape { varint: 0, prefix: 0, fixed: 8, fixed_mask: all, refused: false },
-        2 => Shape { varint: all, prefix: all, fixed: 0, fixed_mask: 0, refused: false },
-        5 => Shape { varint: 0, prefix: 0, fixed: 4, fixed_mask: all, refused: false },
-        _ => Shape { varint: 0, prefix: 0, fixed: 0, fixed_mask: 0, refused: true },
-    }
-}
-
-static SHAPES: [Shape; 8] = [shape(0), shape(1), shape(2), shape(3), shape(4), shape(5), shape(6), shape(7)];
+const STOPS: u64 = 0x8080_8080_8080_8080;
 
 /// The two little-endian words of a window.
 #[inline(always)]
-fn words(window: &[u8; 16]) -> (u64, u64) {
+pub(crate) fn words(window: &[u8; 16]) -> (u64, u64) {
     let mut lo = [0u8; 8];
     lo.copy_from_slice(&window[..8]);
     let mut hi = [0u8; 8];
@@ -342,6 +314,22 @@ fn short_varint(word: u64) -> (u64, bool) {
     (value, two & (word >> 15) & 1 != 0)
 }
 
+/// `value` where `flag`, else 0: a mask, not a branch.
+#[inline(always)]
+fn when(flag: bool, value: usize) -> usize {
+    value & (flag as usize).wrapping_neg()
+}
+
+/// The offset one past the `k`-th (0 or 1, counting from the first) terminator byte of
+/// `window`, given the terminator bits of its two words; above 16 when there is none.
+#[inline(always)]
+fn terminator_end(s0: u64, s1: u64) -> usize {
+    // `trailing_zeros` of 0 is 64, so a first word without terminator adds the second's.
+    let tz0 = s0.trailing_zeros() as usize;
+    let tz1 = s1.trailing_zeros() as usize;
+    ((tz0 + when(s0 == 0, tz1)) >> 3) + 1
+}
+
 /// Finds the extent of the field whose tag starts `window`, branch-free, for the common case:
 /// a 1- or 2-byte tag of wire type 0, 1, 2 or 5 with a non-zero field number; a varint value
 /// that is valid and ends in the window; a length prefix of 1 or 2 bytes. `remaining` is the
@@ -350,41 +338,45 @@ fn short_varint(word: u64) -> (u64, bool) {
 /// takes the reference path, which gives the exact result and error.
 ///
 /// No per-wire-type branch: the varint's end is the second terminator byte in the window (the
-/// first ends the tag), the length of each wire type is selected with masks from a table, and
-/// all the conditions for the fast path are folded into one predictable branch.
+/// first ends the tag), the length of each wire type is selected with masks computed from the
+/// wire type's bits, and all the conditions for the fast path are folded into one predictable
+/// branch, which is off the path from one field's position to the next.
 #[inline(always)]
 pub(crate) fn fast_field(window: &[u8; 16], remaining: usize) -> Option<FastField> {
     let (w0, w1) = words(window);
     let (raw, long_tag) = short_varint(w0);
     let tag_len = 1 + ((w0 >> 7) & 1) as usize;
-    let shape = &SHAPES[(raw & 7) as usize];
-    // After the tag: the value (a varint, a fixed-width value, or a length prefix).
-    let word = w0 >> (8 * tag_len) | w1 << (64 - 8 * tag_len);
-    // Terminator bytes of the whole window; the first ends the tag, the second the varint (or
-    // the length prefix) after it.
-    let stops = !(w0 as u128 | (w1 as u128) << 64) & STOPS_128;
-    let second = stops & stops.wrapping_sub(1);
-    let varint_end = (second.trailing_zeros() as usize >> 3) + 1;
+    let wt = (raw & 7) as usize;
+    // Terminator bits; dropping the lowest (the tag's) leaves the value's varint first.
+    let s0 = (w0 & STOPS) ^ STOPS;
+    let s1 = (w1 & STOPS) ^ STOPS;
+    let varint_end = terminator_end(s0 & s0.wrapping_sub(1), s1);
     let varint_len = varint_end.wrapping_sub(tag_len);
-    // A tenth byte above 1 overflows; `& 15` keeps the index in the window (a missing second
-    // terminator is refused anyway).
-    let varint_bad =
-        (second == 0) | (varint_len > 10) | ((varint_len == 10) & (window[(varint_end - 1) & 15] > 1));
-    let (prefix, prefix_bad) = short_varint(word);
-    let end = (varint_end & shape.varint)
-        + (prefix as usize & shape.prefix)
-        + ((tag_len + shape.fixed) & shape.fixed_mask);
-    let value_start = tag_len + (varint_len & shape.prefix);
+    // A length prefix of one or two bytes, right after the tag.
+    let (prefix, prefix_bad) = short_varint(w0 >> (8 * tag_len));
+    // Wire types 0 and 2 end at the varint's end (2: plus the payload); 1 and 5 are fixed
+    // (8 >> (wt >> 2) is 8 for 1 and 4 for 5).
+    let varint_like = wt & 5 == 0;
+    let is_len = wt == 2;
+    let fixed = 8 >> (wt >> 2);
+    let end =
+        when(varint_like, varint_end) + when(is_len, prefix as usize) + when(wt & 1 == 1, tag_len + fixed);
+    let value_start = tag_len + when(is_len, varint_len);
+    // Off the critical path: everything that sends the field to the reference path. A tenth
+    // varint byte above 1 overflows (`& 15` keeps the index in the window; a missing
+    // terminator makes `varint_end` 17 or more, so `varint_len` over 10).
+    let varint_bad = (varint_len > 10) | ((varint_len == 10) & (window[(varint_end - 1) & 15] > 1));
+    let refused_wire_type = (0b1101_1000u32 >> wt) & 1 != 0;
     let bad = long_tag
         | (raw >> 3 == 0)
-        | shape.refused
-        | ((shape.varint != 0) & varint_bad)
-        | ((shape.prefix != 0) & prefix_bad)
+        | refused_wire_type
+        | (varint_like & varint_bad)
+        | (is_len & prefix_bad)
         | (end > remaining);
     if bad {
         return None;
     }
-    Some(FastField { raw: raw as u32, tag_len, value_start, end, word })
+    Some(FastField { raw: raw as u32, tag_len, value_start, end })
 }
 
 /// The 16 bytes at `pos`, if that many remain.

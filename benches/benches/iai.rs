@@ -303,7 +303,28 @@ fn prost_skip_field(msg: Vec<u8>) -> (Vec<u8>, u64) {
     (msg, s)
 }
 
-library_benchmark_group!(name = scan_fields; benchmarks = pbwire_fields, pbwire_skip_field, prost_skip_field);
+#[library_benchmark]
+#[bench::mixed(setup = setup_scan)]
+fn pbwire_reader_skip_next(msg: Vec<u8>) -> (Vec<u8>, u64) {
+    let mut s = 0u64;
+    let mut r = pbwire::reader::Reader::new(black_box(&msg));
+    while !r.is_empty() {
+        s += r.skip_next().unwrap().field() as u64;
+    }
+    (msg, s)
+}
+
+#[library_benchmark]
+#[bench::mixed(setup = setup_scan)]
+fn pbwire_validate(msg: Vec<u8>) -> (Vec<u8>, bool) {
+    let ok = pbwire::fields::validate(black_box(&msg)).is_ok();
+    (msg, ok)
+}
+
+library_benchmark_group!(
+name = scan_fields;
+benchmarks = pbwire_fields, pbwire_skip_field, pbwire_reader_skip_next, pbwire_validate, prost_skip_field
+);
 
 main!(
 config = LibraryBenchmarkConfig::default().tool(
