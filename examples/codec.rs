@@ -38,11 +38,10 @@ impl<'a> Buyer<'a> {
         let mut m = Buyer::default();
         let mut r = Reader::new(buf);
         while !r.is_empty() {
-            let tag = r.read_tag()?;
-            match tag.raw() {
+            match r.read_raw_tag()? {
                 0x08 => m.user_id = r.read_i32()?,
                 0x12 => m.user_name = r.read_str()?,
-                _ => r.skip(tag)?,
+                raw => r.skip_raw(raw)?,
             }
         }
         Ok(m)
@@ -79,8 +78,7 @@ impl<'a> TradeOrder<'a> {
         let mut m = TradeOrder::default();
         let mut r = Reader::new(buf);
         while !r.is_empty() {
-            let tag = r.read_tag()?;
-            match tag.raw() {
+            match r.read_raw_tag()? {
                 0x08 => m.order_id = r.read_i32()?,
                 // A nested message: its bytes, decoded by its own loop (merged, as protobuf
                 // merges repeated occurrences; here the last one wins).
@@ -92,7 +90,7 @@ impl<'a> TradeOrder<'a> {
                 }
                 0x18 => m.sku_ids.push(r.read_u32()?),
                 0x20 => m.paid = r.read_bool()?,
-                _ => r.skip(tag)?,
+                raw => r.skip_raw(raw)?,
             }
         }
         Ok(m)

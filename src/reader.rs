@@ -1,7 +1,9 @@
 //! A cursor over one message: what a codec's generated `merge` loop embeds.
 //!
 //! Generated code reads a tag, matches its raw value (`field << 3 | wire type`) against the
-//! fields it knows, reads each known field with the typed call of its kind, and skips the rest:
+//! fields it knows, reads each known field with the typed call of its kind, and skips the rest
+//! ([`Reader::read_raw_tag`] and [`Reader::skip_raw`]; [`Reader::read_tag`] and
+//! [`Reader::skip`] work on checked [`Tag`]s):
 //!
 //! ```
 //! use pbwire::reader::Reader;
@@ -11,8 +13,7 @@
 //! let (mut order_id, mut user_name, mut paid) = (0, "", false);
 //! let mut r = Reader::new(&msg);
 //! while !r.is_empty() {
-//!     let tag = r.read_tag()?;
-//!     match tag.raw() {
+//!     match r.read_raw_tag()? {
 //!         0x08 => order_id = r.read_i32()?,
 //!         0x12 => {
 //!             let mut buyer = Reader::new(r.read_bytes()?);
@@ -24,7 +25,7 @@
 //!             }
 //!         }
 //!         0x20 => paid = r.read_bool()?,
-//!         _ => r.skip(tag)?,
+//!         raw => r.skip_raw(raw)?,
 //!     }
 //! }
 //! assert_eq!((order_id, user_name, paid), (150, "a", true));
@@ -46,13 +47,15 @@ use crate::wire::{self, Tag};
 pub struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// Where the last tag read with [`Reader::read_raw_tag`] starts (for its errors).
+    tag_pos: usize,
 }
 
 impl<'a> Reader<'a> {
     /// A reader at the start of `buf`.
     #[inline]
     pub const fn new(buf: &'a [u8]) -> Self {
-        Reader { buf, pos: 0 }
+        Reader { buf, pos: 0, tag_pos: 0 }
     }
 
     /// The offset of the next byte to read.
@@ -92,22 +95,60 @@ impl<'a> Reader<'a> {
         Ok(tag)
     }
 
-    /// Reads a varint ([`varint::decode_u64`]; one- and two-byte varints take no call).
+    /// Reads a tag as its raw value, `field << 3 | wire type`, checking only that it is a
+    /// varint that fits 32 bits ([`ErrorKind::InvalidFieldNumber`] otherwise, as
+    /// [`wire::decode_tag`]). For generated code: match the value against the raw tags of the
+    /// known fields (all valid), and hand any other to [`Reader::skip_raw`], which checks the
+    /// field number and wire type and reports a bad tag at its own offset. One-byte tags take
+    /// one comparison.
+    #[inline]
+    pub fn read_raw_tag(&mut self) -> Result<u32> {
+        self.tag_pos = self.pos;
+        let rest = self.rest();
+        if let Some(&b) = rest.first() {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(b as u32);
+            }
+        }
+        let (raw, n) = self.at(varint::decode_u64(rest))?;
+        if raw > u32::MAX as u64 {
+            return Err(Error::new(ErrorKind::InvalidFieldNumber, self.pos));
+        }
+        self.pos += n;
+        Ok(raw as u32)
+    }
+
+    /// Skips the field whose raw tag [`Reader::read_raw_tag`] just returned: checks the tag
+    /// ([`ErrorKind::InvalidFieldNumber`], [`ErrorKind::InvalidWireType`] at the tag, as
+    /// [`wire::decode_tag`]), then [`Reader::skip`]s its value.
+    #[inline]
+    pub fn skip_raw(&mut self, raw: u32) -> Result<()> {
+        match Tag::from_raw(raw) {
+            Ok(tag) => self.skip(tag),
+            Err(kind) => Err(Error::new(kind, self.tag_pos)),
+        }
+    }
+
+    /// Reads a varint ([`varint::decode_u64`]). While ten bytes remain, any varint of up to
+    /// eight bytes is found with one word load and a trailing-zero count, with no branch on
+    /// its length.
     #[inline]
     pub fn read_varint(&mut self) -> Result<u64> {
         let rest = self.rest();
-        match rest {
-            [b0, ..] if *b0 < 0x80 => {
-                self.pos += 1;
-                return Ok(*b0 as u64);
+        let (v, n) = match rest.get(..varint::MAX_LEN) {
+            Some(head) => {
+                let mut bytes = [0u8; varint::MAX_LEN];
+                bytes.copy_from_slice(head);
+                self.at(varint::decode_from_10(&bytes))?
             }
-            [b0, b1, ..] if *b1 < 0x80 => {
-                self.pos += 2;
-                return Ok((*b0 & 0x7f) as u64 | (*b1 as u64) << 7);
-            }
-            _ => {}
-        }
-        let (v, n) = self.at(varint::decode_u64(rest))?;
+            // The end of the message: one- and two-byte varints inline.
+            None => match rest {
+                [b0, ..] if *b0 < 0x80 => (*b0 as u64, 1),
+                [b0, b1, ..] if *b1 < 0x80 => ((*b0 & 0x7f) as u64 | (*b1 as u64) << 7, 2),
+                _ => self.at(varint::decode_u64(rest))?,
+            },
+        };
         self.pos += n;
         Ok(v)
     }
@@ -277,5 +318,13 @@ mod tests {
         assert_eq!(r.skip_next(), Err(Error::new(ErrorKind::Truncated, 9)));
         assert_eq!(r.position(), 8);
         assert_eq!(r.read_fixed64(), Err(Error::new(ErrorKind::Truncated, 8)));
+        // Raw tags: checked only when skipped, and reported at the tag.
+        let mut r = Reader::new(&[0x08, 0x01, 0x0f, 0x01, 0x80, 0x80, 0x80, 0x80, 0x10]);
+        assert_eq!(r.read_raw_tag(), Ok(0x08));
+        assert_eq!(r.skip_raw(0x08), Ok(()));
+        assert_eq!(r.read_raw_tag(), Ok(0x0f));
+        assert_eq!(r.skip_raw(0x0f), Err(Error::new(ErrorKind::InvalidWireType, 2)));
+        let mut r = Reader::new(&[0x80, 0x80, 0x80, 0x80, 0x10]);
+        assert_eq!(r.read_raw_tag(), Err(Error::new(ErrorKind::InvalidFieldNumber, 0)));
     }
 }

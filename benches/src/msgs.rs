@@ -86,14 +86,13 @@ pub fn reader_record(buf: &[u8]) -> Result<RecordRef<'_>, pbwire::Error> {
     let mut m = RecordRef::default();
     let mut r = Reader::new(buf);
     while !r.is_empty() {
-        let tag = r.read_tag()?;
-        match tag.raw() {
+        match r.read_raw_tag()? {
             0x0a => m.a = r.read_str()?,
             0x12 => m.b = r.read_str()?,
             0x1a => m.c = r.read_str()?,
             0x20 => m.x = r.read_i32()?,
             0x28 => m.y = r.read_i32()?,
-            _ => r.skip(tag)?,
+            raw => r.skip_raw(raw)?,
         }
     }
     Ok(m)
@@ -105,14 +104,13 @@ pub fn reader_record_core_utf8(buf: &[u8]) -> Result<RecordRef<'_>, DecodeError>
     let mut m = RecordRef::default();
     let mut r = Reader::new(buf);
     while !r.is_empty() {
-        let tag = r.read_tag()?;
-        match tag.raw() {
+        match r.read_raw_tag()? {
             0x0a => m.a = str::from_utf8(r.read_bytes()?)?,
             0x12 => m.b = str::from_utf8(r.read_bytes()?)?,
             0x1a => m.c = str::from_utf8(r.read_bytes()?)?,
             0x20 => m.x = r.read_i32()?,
             0x28 => m.y = r.read_i32()?,
-            _ => r.skip(tag)?,
+            raw => r.skip_raw(raw)?,
         }
     }
     Ok(m)
@@ -132,10 +130,9 @@ where
     out.clear();
     let mut r = Reader::new(buf);
     while !r.is_empty() {
-        let tag = r.read_tag()?;
-        match tag.raw() {
+        match r.read_raw_tag()? {
             0x0a => out.push(record(r.read_bytes()?)?),
-            _ => r.skip(tag)?,
+            raw => r.skip_raw(raw)?,
         }
     }
     Ok(())
@@ -289,17 +286,15 @@ pub fn reader_trade_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, pbwire::Error
     let mut m = TradeOrderRef::default();
     let mut r = Reader::new(buf);
     while !r.is_empty() {
-        let tag = r.read_tag()?;
-        match tag.raw() {
+        match r.read_raw_tag()? {
             0x08 => m.order_id = r.read_i32()?,
             0x12 => {
                 let mut b = Reader::new(r.read_bytes()?);
                 while !b.is_empty() {
-                    let tag = b.read_tag()?;
-                    match tag.raw() {
+                    match b.read_raw_tag()? {
                         0x08 => m.user_id = b.read_i32()?,
                         0x12 => m.user_name = b.read_str()?,
-                        _ => b.skip(tag)?,
+                        raw => b.skip_raw(raw)?,
                     }
                 }
             }
@@ -325,7 +320,7 @@ pub fn reader_trade_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, pbwire::Error
                 m.sku_count += 1;
             }
             0x20 => m.paid = r.read_bool()?,
-            _ => r.skip(tag)?,
+            raw => r.skip_raw(raw)?,
         }
     }
     Ok(m)
