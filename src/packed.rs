@@ -36,8 +36,6 @@ trait VarintType {
     /// The encoded length of one element; equal to `varint::encoded_len(to_wire(value))`, in a
     /// form the compiler can vectorize for the 32-bit types.
     fn wire_len(value: Self::Elem) -> usize;
-    /// Whether the lengths are at most 5 (they may then be summed in `u32` lanes).
-    const NARROW: bool;
     /// Encodes a block of [`BLOCK`] elements at the start of `dst`; `None` (nothing written)
     /// when `dst` lacks room for their bytes plus [`BLOCK_SLACK`].
     fn encode_block(block: &[Self::Elem; BLOCK], dst: &mut [u8]) -> Option<usize>;
@@ -155,11 +153,10 @@ fn encode_block_64(v: &[u64; BLOCK], dst: &mut [u8]) -> Option<usize> {
 }
 
 macro_rules! varint_type {
-    ($name:ident, $elem:ty, $narrow:expr, |$e:ident| $to:expr, |$l:ident| $len:expr, |$b:ident, $d:ident| $block:expr, $kernel:ident, $adapt:path) => {
+    ($name:ident, $elem:ty, |$e:ident| $to:expr, |$l:ident| $len:expr, |$b:ident, $d:ident| $block:expr, $kernel:ident, $adapt:path) => {
         struct $name;
         impl VarintType for $name {
             type Elem = $elem;
-            const NARROW: bool = $narrow;
             #[inline(always)]
             fn to_wire($e: $elem) -> u64 {
                 $to
@@ -191,7 +188,6 @@ fn map<T: Copy, U>(block: &[T; BLOCK], f: impl Fn(T) -> U) -> [U; BLOCK] {
 varint_type!(
     Uint64,
     u64,
-    false,
     |v| v,
     |v| varint::encoded_len(v),
     |b, d| encode_block_64(b, d),
@@ -201,7 +197,6 @@ varint_type!(
 varint_type!(
     Uint32,
     u32,
-    true,
     |v| v as u64,
     |v| len_32(v),
     |b, d| encode_block_32::<false>(b, d),
@@ -212,7 +207,6 @@ varint_type!(
 varint_type!(
     Int64,
     i64,
-    false,
     |v| v as u64,
     |v| varint::encoded_len(v as u64),
     |b, d| encode_block_64(&map(b, |v| v as u64), d),
@@ -223,9 +217,9 @@ varint_type!(
 varint_type!(
     Int32,
     i32,
-    false,
     |v| v as i64 as u64,
-    |v| if v < 0 { varint::MAX_LEN } else { len_32(v as u32) },
+    // As a u32 a negative value takes 5 bytes; sign-extended, 10.
+    |v| len_32(v as u32) + 5 * (v < 0) as usize,
     |b, d| encode_block_32::<true>(&map(b, |v| v as u32), d),
     decode_u32,
     bytemuck::cast_slice_mut
@@ -233,7 +227,6 @@ varint_type!(
 varint_type!(
     Sint64,
     i64,
-    false,
     |v| varint::zigzag_encode_64(v),
     |v| varint::encoded_len(varint::zigzag_encode_64(v)),
     |b, d| encode_block_64(&map(b, varint::zigzag_encode_64), d),
@@ -243,7 +236,6 @@ varint_type!(
 varint_type!(
     Sint32,
     i32,
-    true,
     |v| varint::zigzag_encode_32(v) as u64,
     |v| len_32(varint::zigzag_encode_32(v)),
     |b, d| encode_block_32::<false>(&map(b, varint::zigzag_encode_32), d),
@@ -253,7 +245,6 @@ varint_type!(
 varint_type!(
     Bool,
     bool,
-    true,
     |v| v as u64,
     |_v| 1,
     |b, d| encode_block_32::<false>(&map(b, |v| v as u32), d),
@@ -268,12 +259,9 @@ fn decode_varint_type<V: VarintType>(payload: &[u8], out: &mut [V::Elem]) -> Res
 
 #[inline]
 fn encoded_len_varint_type<V: VarintType>(values: &[V::Elem]) -> usize {
-    if V::NARROW {
-        // Lengths of at most 5 summed in u32 lanes, 2^20 values at a time (no overflow).
-        values.chunks(1 << 20).map(|c| c.iter().map(|&v| V::wire_len(v) as u32).sum::<u32>() as usize).sum()
-    } else {
-        values.iter().map(|&v| V::wire_len(v)).sum()
-    }
+    // Lengths of at most 10 summed in u32 lanes (which the compiler vectorizes for the 32-bit
+    // types), 2^20 values at a time so that no lane overflows.
+    values.chunks(1 << 20).map(|c| c.iter().map(|&v| V::wire_len(v) as u32).sum::<u32>() as usize).sum()
 }
 
 /// Packed varint encoding. The whole length is summed first, so that nothing is written when
