@@ -36,6 +36,8 @@ trait VarintType {
     /// The encoded length of one element; equal to `varint::encoded_len(to_wire(value))`, in a
     /// form the compiler can vectorize for the 32-bit types.
     fn wire_len(value: Self::Elem) -> usize;
+    /// Whether wire values are 64-bit (`to_wire` may exceed 2^32).
+    const WIDE: bool;
     /// Encodes a block of [`BLOCK`] elements at the start of `dst`; `None` (nothing written)
     /// when `dst` lacks room for their bytes plus [`BLOCK_SLACK`].
     fn encode_block(block: &[Self::Elem; BLOCK], dst: &mut [u8]) -> Option<usize>;
@@ -63,6 +65,14 @@ const BLOCK_SLACK: usize = 10;
 /// each length, so that each value's stores overwrite the spill of the previous one's.
 #[inline(always)]
 fn encode_block_32<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
+    // A block of one-byte values (enums, small ids, bools) is its values narrowed to bytes.
+    if v.iter().fold(0, |acc, &x| acc | x) < 0x80 {
+        let dst = dst.get_mut(..BLOCK + BLOCK_SLACK)?;
+        for (d, &x) in dst.iter_mut().zip(v) {
+            *d = x as u8;
+        }
+        return Some(BLOCK);
+    }
     let mut low = [0u32; BLOCK];
     let mut high = [0u32; BLOCK];
     let mut lens = [0u32; BLOCK];
@@ -153,10 +163,11 @@ fn encode_block_64(v: &[u64; BLOCK], dst: &mut [u8]) -> Option<usize> {
 }
 
 macro_rules! varint_type {
-    ($name:ident, $elem:ty, |$e:ident| $to:expr, |$l:ident| $len:expr, |$b:ident, $d:ident| $block:expr, $kernel:ident, $adapt:path) => {
+    ($name:ident, $elem:ty, $wide:expr, |$e:ident| $to:expr, |$l:ident| $len:expr, |$b:ident, $d:ident| $block:expr, $kernel:ident, $adapt:path) => {
         struct $name;
         impl VarintType for $name {
             type Elem = $elem;
+            const WIDE: bool = $wide;
             #[inline(always)]
             fn to_wire($e: $elem) -> u64 {
                 $to
@@ -188,6 +199,7 @@ fn map<T: Copy, U>(block: &[T; BLOCK], f: impl Fn(T) -> U) -> [U; BLOCK] {
 varint_type!(
     Uint64,
     u64,
+    true,
     |v| v,
     |v| varint::encoded_len(v),
     |b, d| encode_block_64(b, d),
@@ -197,6 +209,7 @@ varint_type!(
 varint_type!(
     Uint32,
     u32,
+    false,
     |v| v as u64,
     |v| len_32(v),
     |b, d| encode_block_32::<false>(b, d),
@@ -207,6 +220,7 @@ varint_type!(
 varint_type!(
     Int64,
     i64,
+    true,
     |v| v as u64,
     |v| varint::encoded_len(v as u64),
     |b, d| encode_block_64(&map(b, |v| v as u64), d),
@@ -217,6 +231,7 @@ varint_type!(
 varint_type!(
     Int32,
     i32,
+    false,
     |v| v as i64 as u64,
     // As a u32 a negative value takes 5 bytes; sign-extended, 10.
     |v| len_32(v as u32) + 5 * (v < 0) as usize,
@@ -227,6 +242,7 @@ varint_type!(
 varint_type!(
     Sint64,
     i64,
+    true,
     |v| varint::zigzag_encode_64(v),
     |v| varint::encoded_len(varint::zigzag_encode_64(v)),
     |b, d| encode_block_64(&map(b, varint::zigzag_encode_64), d),
@@ -236,6 +252,7 @@ varint_type!(
 varint_type!(
     Sint32,
     i32,
+    false,
     |v| varint::zigzag_encode_32(v) as u64,
     |v| len_32(varint::zigzag_encode_32(v)),
     |b, d| encode_block_32::<false>(&map(b, varint::zigzag_encode_32), d),
@@ -245,6 +262,7 @@ varint_type!(
 varint_type!(
     Bool,
     bool,
+    false,
     |v| v as u64,
     |_v| 1,
     |b, d| encode_block_32::<false>(&map(b, |v| v as u32), d),
@@ -261,7 +279,22 @@ fn decode_varint_type<V: VarintType>(payload: &[u8], out: &mut [V::Elem]) -> Res
 fn encoded_len_varint_type<V: VarintType>(values: &[V::Elem]) -> usize {
     // Lengths of at most 10 summed in u32 lanes (which the compiler vectorizes for the 32-bit
     // types), 2^20 values at a time so that no lane overflows.
-    values.chunks(1 << 20).map(|c| c.iter().map(|&v| V::wire_len(v) as u32).sum::<u32>() as usize).sum()
+    let sum = |c: &[V::Elem]| c.iter().map(|&v| V::wire_len(v) as u32).sum::<u32>() as usize;
+    if !V::WIDE {
+        return values.chunks(1 << 20).map(sum).sum();
+    }
+    // 64-bit types: a block whose values all fit 32 bits takes the vectorizable 32-bit length.
+    let mut blocks = values.chunks_exact(BLOCK);
+    let mut total = 0;
+    for block in &mut blocks {
+        let wire: [u64; BLOCK] = core::array::from_fn(|i| V::to_wire(block[i]));
+        total += if wire.iter().fold(0, |acc, &x| acc | x >> 32) == 0 {
+            wire.iter().map(|&x| len_32(x as u32) as u32).sum::<u32>() as usize
+        } else {
+            sum(block)
+        };
+    }
+    total + sum(blocks.remainder())
 }
 
 /// Packed varint encoding. The whole length is summed first, so that nothing is written when
