@@ -140,7 +140,9 @@ impl<'a> Fields<'a> {
         })
     }
 
-    #[inline]
+    /// The reference path of [`Iterator::next`]: every wire type, groups, and every error.
+    /// Out of line, so that the fast path inlines into the caller's loop.
+    #[inline(never)]
     fn read_field(&self) -> Result<Field<'a>> {
         let buf = self.buf;
         let offset = self.pos;
@@ -182,7 +184,7 @@ impl<'a> Fields<'a> {
 impl<'a> Iterator for Fields<'a> {
     type Item = Result<Field<'a>>;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed || self.pos >= self.buf.len() {
             return None;

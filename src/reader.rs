@@ -281,7 +281,7 @@ impl<'a> Reader<'a> {
     /// [`Reader::read_tag`] then [`Reader::skip`] (the same tag, position and errors), with
     /// no branch per wire type for the common fields (1- and 2-byte tags, wire types 0, 1, 2
     /// and 5, length prefixes of up to 2 bytes, at least 16 bytes from the end).
-    #[inline]
+    #[inline(always)]
     pub fn skip_next(&mut self) -> Result<Tag> {
         if let Some(w) = wire::window(self.buf, self.pos) {
             if let Some(f) = wire::fast_field(w, self.buf.len() - self.pos) {
@@ -291,6 +291,12 @@ impl<'a> Reader<'a> {
                 }
             }
         }
+        self.skip_next_reference()
+    }
+
+    /// The reference path of [`Reader::skip_next`], out of line.
+    #[inline(never)]
+    fn skip_next_reference(&mut self) -> Result<Tag> {
         let start = self.pos;
         let tag = self.read_tag()?;
         if let Err(e) = self.skip(tag) {

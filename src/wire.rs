@@ -229,9 +229,16 @@ pub fn skip_field(tag: Tag, buf: &[u8]) -> Result<usize> {
 /// level is depth 1, so 0 allows no group).
 #[inline]
 pub fn skip_field_with_depth_limit(tag: Tag, buf: &[u8], depth_limit: u8) -> Result<usize> {
-    if let Some(n) = fast_skip(tag.wire_type, buf) {
-        return Ok(n);
+    match fast_skip(tag.wire_type, buf) {
+        Some(n) => Ok(n),
+        None => skip_field_reference(tag, buf, depth_limit),
     }
+}
+
+/// The reference path of [`skip_field_with_depth_limit`]: every wire type and error, out of
+/// line so that the fast path inlines into the caller.
+#[inline(never)]
+fn skip_field_reference(tag: Tag, buf: &[u8], depth_limit: u8) -> Result<usize> {
     match tag.wire_type {
         WireType::Varint => varint::skip(buf),
         WireType::I64 => fixed_len(buf, 8),
