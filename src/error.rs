@@ -30,6 +30,8 @@ pub enum ErrorKind {
     DepthLimit,
     /// The output buffer has no room for the next value.
     OutputTooSmall,
+    /// A `string` field that is not UTF-8 ([`crate::reader::Reader::read_str`]).
+    InvalidUtf8,
 }
 
 impl ErrorKind {
@@ -44,6 +46,7 @@ impl ErrorKind {
             ErrorKind::GroupMismatch => "end-group tag does not match an open group",
             ErrorKind::DepthLimit => "groups nested past the depth limit",
             ErrorKind::OutputTooSmall => "output buffer too small",
+            ErrorKind::InvalidUtf8 => "string is not UTF-8",
         }
     }
 }

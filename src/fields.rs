@@ -107,7 +107,42 @@ impl<'a> Fields<'a> {
         &self.buf[self.pos..]
     }
 
-    #[inline]
+    /// The fast path of [`Iterator::next`]: a field [`wire::fast_field`] can bound, with its
+    /// value read from the same 16-byte window.
+    #[inline(always)]
+    fn fast_next(&self) -> Option<Field<'a>> {
+        let buf = self.buf;
+        let offset = self.pos;
+        let window = wire::window(buf, offset)?;
+        let f = wire::fast_field(window, buf.len() - offset)?;
+        let value_at = |n: usize| {
+            let mut bytes = [0u8; 8];
+            bytes[..n].copy_from_slice(&window[f.tag_len..f.tag_len + n]);
+            u64::from_le_bytes(bytes)
+        };
+        let value = match f.raw & 7 {
+            0 => {
+                let mut bytes = [0u8; varint::MAX_LEN];
+                bytes.copy_from_slice(&window[f.tag_len..f.tag_len + varint::MAX_LEN]);
+                // `fast_field` checked the varint, so this is its value.
+                Value::Varint(varint::decode_from_10(&bytes).map_or(0, |(v, _)| v))
+            }
+            1 => Value::I64(value_at(8)),
+            2 => Value::Len(buf.get(offset + f.value_start..offset + f.end).unwrap_or_default()),
+            _ => Value::I32(value_at(4) as u32),
+        };
+        Some(Field {
+            number: f.raw >> 3,
+            offset,
+            value_offset: offset + f.value_start,
+            end: offset + f.end,
+            value,
+        })
+    }
+
+    /// The reference path of [`Iterator::next`]: every wire type, groups, and every error.
+    /// Out of line, so that the fast path inlines into the caller's loop.
+    #[inline(never)]
     fn read_field(&self) -> Result<Field<'a>> {
         let buf = self.buf;
         let offset = self.pos;
@@ -149,10 +184,14 @@ impl<'a> Fields<'a> {
 impl<'a> Iterator for Fields<'a> {
     type Item = Result<Field<'a>>;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed || self.pos >= self.buf.len() {
             return None;
+        }
+        if let Some(field) = self.fast_next() {
+            self.pos = field.end;
+            return Some(Ok(field));
         }
         match self.read_field() {
             Ok(field) => {
@@ -184,7 +223,18 @@ pub fn validate(message: &[u8]) -> Result<()> {
 
 /// [`validate`] with another group depth limit.
 pub fn validate_with_depth_limit(message: &[u8], depth_limit: u8) -> Result<()> {
-    Fields::with_depth_limit(message, depth_limit).try_for_each(|field| field.map(|_| ()))
+    let mut it = Fields::with_depth_limit(message, depth_limit);
+    while it.pos < message.len() {
+        // Fields the fast path bounds need no value: only their end.
+        if let Some(f) =
+            wire::window(message, it.pos).and_then(|w| wire::fast_field(w, message.len() - it.pos))
+        {
+            it.pos += f.end;
+            continue;
+        }
+        it.next().transpose()?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -10,7 +10,9 @@
 //! | [`wire`] | tags, wire types, fixed-width and length-delimited values, skipping fields and groups |
 //! | [`fields`] | a zero-copy iterator over a message's fields, and structural validation |
 //! | [`packed`] | packed repeated fields: bulk decode into slices, encode, zero-copy fixed views |
+//! | [`reader`] | a cursor over a message, the shape generated code embeds: tags, values, skipping |
 //! | [`stream`] | streams of length-prefixed messages |
+//! | [`utf8`] | UTF-8 validation tuned for short strings |
 //! | [`backend`] | which SIMD backend runs the bulk kernels; calling a chosen one |
 //!
 //! Every error is an [`Error`]: an [`ErrorKind`] and the byte offset where it was found.
@@ -47,7 +49,9 @@ pub mod backend;
 mod error;
 pub mod fields;
 pub mod packed;
+pub mod reader;
 pub mod stream;
+pub mod utf8;
 pub mod varint;
 pub mod wire;
 

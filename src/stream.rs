@@ -56,7 +56,17 @@ impl<'a> Iterator for Delimited<'a> {
         if self.failed || self.pos >= self.buf.len() {
             return None;
         }
-        match wire::decode_len(&self.buf[self.pos..]) {
+        let rest = &self.buf[self.pos..];
+        // A one-byte length prefix (messages under 128 bytes): one comparison, one bounds check.
+        if let Some(&n) = rest.first() {
+            if n < 0x80 {
+                if let Some(message) = rest.get(1..1 + n as usize) {
+                    self.pos += 1 + n as usize;
+                    return Some(Ok(message));
+                }
+            }
+        }
+        match wire::decode_len(rest) {
             Ok((message, n)) => {
                 self.pos += n;
                 Some(Ok(message))

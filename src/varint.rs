@@ -32,7 +32,7 @@ const CONTINUATION_BITS: u64 = 0x8080_8080_8080_8080;
 
 /// Packs the low seven bits of each of the eight bytes of `word` into 56 contiguous bits.
 #[inline(always)]
-const fn compress_7bit_groups(word: u64) -> u64 {
+pub(crate) const fn compress_7bit_groups(word: u64) -> u64 {
     let x = word & 0x7f7f_7f7f_7f7f_7f7f;
     let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
     let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
@@ -42,7 +42,7 @@ const fn compress_7bit_groups(word: u64) -> u64 {
 /// Decodes the varint at the start of `bytes`, which holds at least the ten bytes a varint can
 /// span (bytes after the varint are ignored).
 #[inline(always)]
-fn decode_from_10(bytes: &[u8; 10]) -> Result<(u64, usize)> {
+pub(crate) fn decode_from_10(bytes: &[u8; 10]) -> Result<(u64, usize)> {
     let mut low = [0u8; 8];
     low.copy_from_slice(&bytes[..8]);
     let word = u64::from_le_bytes(low);
@@ -65,17 +65,18 @@ fn decode_from_10(bytes: &[u8; 10]) -> Result<(u64, usize)> {
     Ok((low56 | ((b8 & 0x7f) as u64) << 56 | (b9 as u64) << 63, 10))
 }
 
-/// The slow path for fewer than ten readable bytes: pad with zeros (terminators), decode, and
-/// report a varint that ran into the padding as truncated.
-#[cold]
+/// The path for fewer than ten readable bytes (the end of every message): byte at a time, at
+/// most nine bytes, so no shift overflows and there is no tenth byte to check.
 #[inline(never)]
 fn decode_short(buf: &[u8]) -> Result<(u64, usize)> {
-    let mut padded = [0u8; 10];
-    padded[..buf.len()].copy_from_slice(buf);
-    match decode_from_10(&padded) {
-        Ok((_, len)) if len > buf.len() => Err(Error::new(ErrorKind::Truncated, 0)),
-        other => other,
+    let mut value = 0u64;
+    for (i, &b) in buf.iter().enumerate().take(MAX_LEN - 1) {
+        value |= ((b & 0x7f) as u64) << (7 * i);
+        if b < 0x80 {
+            return Ok((value, i + 1));
+        }
     }
+    Err(Error::new(ErrorKind::Truncated, 0))
 }
 
 /// Decodes a varint from the start of `buf`: the value and the number of bytes it took.
@@ -201,6 +202,47 @@ pub(crate) fn encode_to_array(mut value: u64, out: &mut [u8; MAX_LEN]) -> usize 
     }
     out[i] = value as u8;
     i + 1
+}
+
+/// Spreads the low 56 bits of `value` into the low seven bits of each of eight bytes (the
+/// inverse of `compress_7bit_groups`, a portable `pdep(value, 0x7f7f_7f7f_7f7f_7f7f)`).
+#[inline(always)]
+pub(crate) const fn spread_7bit_groups(value: u64) -> u64 {
+    let x = value & 0x00ff_ffff_ffff_ffff;
+    let x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x00ff_ffff_f000_0000) << 4);
+    let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x0fff_c000_0fff_c000) << 2);
+    (x & 0x007f_007f_007f_007f) | ((x & 0x3f80_3f80_3f80_3f80) << 1)
+}
+
+/// `[encoded length, continuation bits of the first eight bytes]` of a varint, indexed by the
+/// leading-zero count of `value | 1`: the whole length computation of an encoder in one load.
+const fn len_table() -> [(u8, u64); 64] {
+    let mut t = [(0u8, 0u64); 64];
+    let mut lz = 0usize;
+    while lz < 64 {
+        let bits = 64 - lz;
+        let len = bits.div_ceil(7);
+        let cont =
+            if len >= 9 { CONTINUATION_BITS } else { CONTINUATION_BITS & ((1u64 << (8 * (len - 1))) - 1) };
+        t[lz] = (len as u8, cont);
+        lz += 1;
+    }
+    t
+}
+
+static LEN_TABLE: [(u8, u64); 64] = len_table();
+
+/// The varint encoding of `value` as two little-endian words: bytes 0..8 and bytes 8..10 (the
+/// second is zero unless `value >= 2^56`), and its length. Branch-free: a leading-zero count,
+/// one table load, the 7-bit spread, and a few shifts for bytes 8 and 9.
+#[inline(always)]
+pub(crate) fn encode_words(value: u64) -> (u64, u64, usize) {
+    let (len, cont) = LEN_TABLE[(value | 1).leading_zeros() as usize & 63];
+    let low = spread_7bit_groups(value) | cont;
+    // Byte 8: bits 56..63, with a continuation bit when bit 63 is set; byte 9: bit 63.
+    let top = value >> 63;
+    let high = ((value >> 56) & 0x7f) | top << 7 | top << 8;
+    (low, high, len as usize)
 }
 
 /// Writes a `uint32`.

@@ -229,6 +229,16 @@ pub fn skip_field(tag: Tag, buf: &[u8]) -> Result<usize> {
 /// level is depth 1, so 0 allows no group).
 #[inline]
 pub fn skip_field_with_depth_limit(tag: Tag, buf: &[u8], depth_limit: u8) -> Result<usize> {
+    match fast_skip(tag.wire_type, buf) {
+        Some(n) => Ok(n),
+        None => skip_field_reference(tag, buf, depth_limit),
+    }
+}
+
+/// The reference path of [`skip_field_with_depth_limit`]: every wire type and error, out of
+/// line so that the fast path inlines into the caller.
+#[inline(never)]
+fn skip_field_reference(tag: Tag, buf: &[u8], depth_limit: u8) -> Result<usize> {
     match tag.wire_type {
         WireType::Varint => varint::skip(buf),
         WireType::I64 => fixed_len(buf, 8),
@@ -245,6 +255,30 @@ pub fn skip_field_with_depth_limit(tag: Tag, buf: &[u8], depth_limit: u8) -> Res
     }
 }
 
+/// The length of a valid varint, fixed-width or length-delimited (prefix of 1 or 2 bytes)
+/// value at the start of `buf` when at least 16 bytes remain, selected without a branch per
+/// wire type (as in [`fast_field`]); `None` for everything else (groups, errors, the last 16
+/// bytes), which the reference path then handles.
+#[inline(always)]
+fn fast_skip(wire_type: WireType, buf: &[u8]) -> Option<usize> {
+    let window = window(buf, 0)?;
+    let (w0, w1) = words(window);
+    let wt = wire_type as usize;
+    let varint_len = terminator_end((w0 & STOPS) ^ STOPS, (w1 & STOPS) ^ STOPS);
+    let (prefix, prefix_bad) = short_varint(w0);
+    let varint_like = wt & 5 == 0;
+    let is_len = wt == 2;
+    let n = when(varint_like, varint_len) + when(is_len, prefix as usize) + when(wt & 1 == 1, 8 >> (wt >> 2));
+    let varint_bad = (varint_len > 10) | ((varint_len == 10) & (window[9] > 1));
+    let refused_wire_type = (0b1101_1000u32 >> wt) & 1 != 0;
+    let bad = refused_wire_type | (varint_like & varint_bad) | (is_len & prefix_bad) | (n > buf.len());
+    if bad {
+        None
+    } else {
+        Some(n)
+    }
+}
+
 #[inline]
 fn fixed_len(buf: &[u8], n: usize) -> Result<usize> {
     if buf.len() >= n {
@@ -252,6 +286,110 @@ fn fixed_len(buf: &[u8], n: usize) -> Result<usize> {
     } else {
         Err(Error::new(ErrorKind::Truncated, 0))
     }
+}
+
+/// Where one field lies, found by [`fast_field`]: all offsets relative to the field's tag.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FastField {
+    /// The raw tag, `field << 3 | wire type` (wire type 0, 1, 2 or 5; field number non-zero).
+    pub raw: u32,
+    /// The tag's length (1 or 2).
+    pub tag_len: usize,
+    /// Where the value starts: after the tag, and for `Len` after the length prefix too.
+    pub value_start: usize,
+    /// One past the field's last byte.
+    pub end: usize,
+}
+
+const STOPS: u64 = 0x8080_8080_8080_8080;
+
+/// The two little-endian words of a window.
+#[inline(always)]
+pub(crate) fn words(window: &[u8; 16]) -> (u64, u64) {
+    let mut lo = [0u8; 8];
+    lo.copy_from_slice(&window[..8]);
+    let mut hi = [0u8; 8];
+    hi.copy_from_slice(&window[8..]);
+    (u64::from_le_bytes(lo), u64::from_le_bytes(hi))
+}
+
+/// The value of a 1- or 2-byte varint at the start of `word`, and whether it is longer.
+#[inline(always)]
+fn short_varint(word: u64) -> (u64, bool) {
+    let two = (word >> 7) & 1;
+    let value = (word & 0x7f) | ((word >> 1) & 0x3f80 & two.wrapping_neg());
+    (value, two & (word >> 15) & 1 != 0)
+}
+
+/// `value` where `flag`, else 0: a mask, not a branch.
+#[inline(always)]
+fn when(flag: bool, value: usize) -> usize {
+    value & (flag as usize).wrapping_neg()
+}
+
+/// The offset one past the `k`-th (0 or 1, counting from the first) terminator byte of
+/// `window`, given the terminator bits of its two words; above 16 when there is none.
+#[inline(always)]
+fn terminator_end(s0: u64, s1: u64) -> usize {
+    // `trailing_zeros` of 0 is 64, so a first word without terminator adds the second's.
+    let tz0 = s0.trailing_zeros() as usize;
+    let tz1 = s1.trailing_zeros() as usize;
+    ((tz0 + when(s0 == 0, tz1)) >> 3) + 1
+}
+
+/// Finds the extent of the field whose tag starts `window`, branch-free, for the common case:
+/// a 1- or 2-byte tag of wire type 0, 1, 2 or 5 with a non-zero field number; a varint value
+/// that is valid and ends in the window; a length prefix of 1 or 2 bytes. `remaining` is the
+/// number of input bytes from the tag on (at least 16); a field that would end past them is
+/// left to the reference path too. Everything else (and every error) is `None`: the caller then
+/// takes the reference path, which gives the exact result and error.
+///
+/// No per-wire-type branch: the varint's end is the second terminator byte in the window (the
+/// first ends the tag), the length of each wire type is selected with masks computed from the
+/// wire type's bits, and all the conditions for the fast path are folded into one predictable
+/// branch, which is off the path from one field's position to the next.
+#[inline(always)]
+pub(crate) fn fast_field(window: &[u8; 16], remaining: usize) -> Option<FastField> {
+    let (w0, w1) = words(window);
+    let (raw, long_tag) = short_varint(w0);
+    let tag_len = 1 + ((w0 >> 7) & 1) as usize;
+    let wt = (raw & 7) as usize;
+    // Terminator bits; dropping the lowest (the tag's) leaves the value's varint first.
+    let s0 = (w0 & STOPS) ^ STOPS;
+    let s1 = (w1 & STOPS) ^ STOPS;
+    let varint_end = terminator_end(s0 & s0.wrapping_sub(1), s1);
+    let varint_len = varint_end.wrapping_sub(tag_len);
+    // A length prefix of one or two bytes, right after the tag.
+    let (prefix, prefix_bad) = short_varint(w0 >> (8 * tag_len));
+    // Wire types 0 and 2 end at the varint's end (2: plus the payload); 1 and 5 are fixed
+    // (8 >> (wt >> 2) is 8 for 1 and 4 for 5).
+    let varint_like = wt & 5 == 0;
+    let is_len = wt == 2;
+    let fixed = 8 >> (wt >> 2);
+    let end =
+        when(varint_like, varint_end) + when(is_len, prefix as usize) + when(wt & 1 == 1, tag_len + fixed);
+    let value_start = tag_len + when(is_len, varint_len);
+    // Off the critical path: everything that sends the field to the reference path. A tenth
+    // varint byte above 1 overflows (`& 15` keeps the index in the window; a missing
+    // terminator makes `varint_end` 17 or more, so `varint_len` over 10).
+    let varint_bad = (varint_len > 10) | ((varint_len == 10) & (window[(varint_end - 1) & 15] > 1));
+    let refused_wire_type = (0b1101_1000u32 >> wt) & 1 != 0;
+    let bad = long_tag
+        | (raw >> 3 == 0)
+        | refused_wire_type
+        | (varint_like & varint_bad)
+        | (is_len & prefix_bad)
+        | (end > remaining);
+    if bad {
+        return None;
+    }
+    Some(FastField { raw: raw as u32, tag_len, value_start, end })
+}
+
+/// The 16 bytes at `pos`, if that many remain.
+#[inline(always)]
+pub(crate) fn window(buf: &[u8], pos: usize) -> Option<&[u8; 16]> {
+    buf.get(pos..pos.checked_add(16)?).and_then(|w| w.try_into().ok())
 }
 
 /// Where a group ends, relative to the bytes after its start tag.

@@ -2,7 +2,10 @@
 
 mod common;
 
-use common::{check, encode_fields, naive_packed, naive_varint, GenField, GenMessage, VarintBytes};
+use common::{
+    check, encode_fields, naive_encode_varint, naive_fields, naive_packed, naive_varint, DamagedMessage,
+    EncodeCase, GenField, GenMessage, NaiveField, NaiveValue, VarintBytes,
+};
 use pbwire::fields::{fields, validate, Value};
 use pbwire::wire::{self, WireType};
 use pbwire::{packed, stream, varint, ErrorKind};
@@ -70,6 +73,74 @@ fn every_varint_type_round_trips() {
             let n = varint::encode_bool(v & 1 == 1, &mut buf).unwrap();
             ok && varint::decode_bool(&buf[..n]) == Ok((v & 1 == 1, 1))
         }) as fn(Wide) -> bool,
+    );
+}
+
+/// One bulk encoder against the byte-at-a-time oracle: the length, the bytes, no byte written
+/// past them, and nothing written at all when the output is one byte short.
+fn encoder_matches_naive<T: Copy>(
+    values: &[T],
+    spare: usize,
+    wire: fn(T) -> u64,
+    len: fn(&[T]) -> usize,
+    enc: fn(&[T], &mut [u8]) -> pbwire::Result<usize>,
+) -> bool {
+    let mut expected = Vec::new();
+    values.iter().for_each(|&v| naive_encode_varint(wire(v), &mut expected));
+    let mut out = vec![0xa5u8; expected.len() + spare];
+    let ok = len(values) == expected.len()
+        && enc(values, &mut out) == Ok(expected.len())
+        && out[..expected.len()] == expected[..]
+        && out[expected.len()..].iter().all(|&b| b == 0xa5);
+    if expected.is_empty() {
+        return ok;
+    }
+    let mut short = vec![0xa5u8; expected.len() - 1];
+    ok && enc(values, &mut short) == Err(pbwire::Error::new(ErrorKind::OutputTooSmall, 0))
+        && short.iter().all(|&b| b == 0xa5)
+}
+
+#[test]
+fn packed_encoders_equal_a_byte_at_a_time_encoder() {
+    check(
+        (|case: EncodeCase| {
+            let (v, s) = (&case.values[..], case.spare);
+            let u32s: Vec<u32> = v.iter().map(|&x| x as u32).collect();
+            let i32s: Vec<i32> = v.iter().map(|&x| x as i32).collect();
+            let i64s: Vec<i64> = v.iter().map(|&x| x as i64).collect();
+            let bools: Vec<bool> = v.iter().map(|&x| x & 1 == 1).collect();
+            encoder_matches_naive(v, s, |x| x, packed::encoded_len_u64, packed::encode_u64)
+                && encoder_matches_naive(&u32s, s, |x| x as u64, packed::encoded_len_u32, packed::encode_u32)
+                && encoder_matches_naive(
+                    &i32s,
+                    s,
+                    |x| x as i64 as u64,
+                    packed::encoded_len_i32,
+                    packed::encode_i32,
+                )
+                && encoder_matches_naive(&i64s, s, |x| x as u64, packed::encoded_len_i64, packed::encode_i64)
+                && encoder_matches_naive(
+                    &i32s,
+                    s,
+                    |x| varint::zigzag_encode_32(x) as u64,
+                    packed::encoded_len_sint32,
+                    packed::encode_sint32,
+                )
+                && encoder_matches_naive(
+                    &i64s,
+                    s,
+                    varint::zigzag_encode_64,
+                    packed::encoded_len_sint64,
+                    packed::encode_sint64,
+                )
+                && encoder_matches_naive(
+                    &bools,
+                    s,
+                    |x| x as u64,
+                    packed::encoded_len_bool,
+                    packed::encode_bool,
+                )
+        }) as fn(EncodeCase) -> bool,
     );
 }
 
@@ -300,5 +371,71 @@ fn delimited_streams_round_trip() {
             let back: Result<Vec<&[u8]>, _> = stream::delimited(&buf[..pos]).collect();
             back.is_ok_and(|b| b.len() == messages.len() && b.iter().zip(&messages).all(|(a, m)| a == m))
         }) as fn(Vec<Vec<u8>>) -> bool,
+    );
+}
+
+/// What pbwire's `Field` says, in the oracle's terms.
+fn as_naive(msg: &[u8], f: &pbwire::fields::Field) -> NaiveField {
+    let value = match f.value {
+        Value::Varint(v) => NaiveValue::Varint(v),
+        Value::I64(v) => NaiveValue::I64(v),
+        Value::I32(v) => NaiveValue::I32(v),
+        Value::Len(p) => {
+            let start = p.as_ptr() as usize - msg.as_ptr() as usize;
+            NaiveValue::Len(start, start + p.len())
+        }
+        Value::Group(_) => unreachable!("the oracle stops at groups"),
+    };
+    NaiveField { number: f.number, offset: f.offset, value_offset: f.value_offset, end: f.end, value }
+}
+
+#[test]
+fn scanning_fast_paths_equal_the_byte_at_a_time_field_oracle() {
+    check(
+        (|msg: DamagedMessage| {
+            let msg = &msg.0[..];
+            let want = naive_fields(msg);
+            let mut it = fields(msg);
+            let mut pos = 0;
+            let mut skipper = pbwire::reader::Reader::new(msg);
+            for item in &want {
+                let Some(item) = item else {
+                    // A group: compare no further.
+                    return true;
+                };
+                let got = it.next().map(|r| r.map(|f| as_naive(msg, &f)));
+                if got != Some(*item) {
+                    return false;
+                }
+                // decode_tag + skip_field, and the Reader's skip_next, see the same extent.
+                let by_skip =
+                    wire::decode_tag(&msg[pos..]).map_err(|e| e.shifted(pos)).and_then(|(tag, n)| {
+                        let at = pos + n;
+                        wire::skip_field(tag, &msg[at..]).map(|m| at + m).map_err(|e| e.shifted(at))
+                    });
+                let by_reader = skipper.skip_next().map(|_| skipper.position());
+                // (An end-group tag is an error at the tag for the iterator, after it for
+                // `skip_field`, which starts after the tag: compare kinds for errors.)
+                let end = item.map(|f| f.end);
+                let kind = |r: &Result<usize, pbwire::Error>| r.as_ref().map_err(|e| e.kind()).copied();
+                if kind(&by_skip) != kind(&end) || kind(&by_reader) != kind(&end) {
+                    return false;
+                }
+                if end.is_err()
+                    && item.map_err(|e| e.kind()) != Err(ErrorKind::GroupMismatch)
+                    && by_skip != end
+                {
+                    return false;
+                }
+                if let Ok(e) = end {
+                    pos = e;
+                }
+            }
+            let all_ok = want.iter().all(|i| matches!(i, Some(Ok(_))));
+            let first_err = want.iter().find_map(|i| i.and_then(|r| r.err()));
+            it.next().is_none()
+                && (!all_ok || validate(msg).is_ok())
+                && first_err.is_none_or(|e| validate(msg) == Err(e))
+        }) as fn(DamagedMessage) -> bool,
     );
 }

@@ -15,7 +15,8 @@
 //! `pbwire::backend::Kernel`: scalar, sse2 and avx2. valgrind hides AVX-512 from CPUID (and an
 //! AVX-512 instruction under it is SIGILL), so the AVX-512 backend is measured by the wall-clock
 //! benches only. The contenders' functions take the same setup and ignore the backend.
-//! Encoding and field scanning do not dispatch: one pbwire row each.
+//! Encoding and field scanning do not dispatch: one pbwire row each (scanning: the field
+//! iterator, `decode_tag` + `skip_field`, `Reader::skip_next` and `validate`).
 
 use std::hint::black_box;
 
@@ -260,6 +261,34 @@ fn prost_encode(mut e: Encode) -> (Encode, usize) {
 
 library_benchmark_group!(name = encode_u64; benchmarks = pbwire_encode, prost_encode);
 
+// ---- encode, 32-bit types (the bytes are those of the u64 rows: prost's are the same)
+fn setup_encode_u32(dist: Dist) -> (Vec<u32>, Vec<u8>) {
+    let e = setup_encode(dist);
+    (e.values.iter().map(|&v| v as u32).collect(), e.out)
+}
+
+fn setup_encode_i32(dist: Dist) -> (Vec<i32>, Vec<u8>) {
+    let e = setup_encode(dist);
+    (e.values.iter().map(|&v| v as i32).collect(), e.out)
+}
+
+#[library_benchmark]
+#[bench::one_byte(args = (Dist::OneByte), setup = setup_encode_u32)]
+#[bench::u32_mixed(args = (Dist::U32Mixed), setup = setup_encode_u32)]
+fn pbwire_encode_u32((values, mut out): (Vec<u32>, Vec<u8>)) -> ((Vec<u32>, Vec<u8>), usize) {
+    let n = pbwire::packed::encode_u32(black_box(&values), &mut out).unwrap();
+    ((values, out), n)
+}
+
+#[library_benchmark]
+#[bench::realistic(args = (Dist::Realistic), setup = setup_encode_i32)]
+fn pbwire_encode_i32((values, mut out): (Vec<i32>, Vec<u8>)) -> ((Vec<i32>, Vec<u8>), usize) {
+    let n = pbwire::packed::encode_i32(black_box(&values), &mut out).unwrap();
+    ((values, out), n)
+}
+
+library_benchmark_group!(name = encode_32; benchmarks = pbwire_encode_u32, pbwire_encode_i32);
+
 // ---- scan
 fn setup_scan() -> Vec<u8> {
     let (msg, count) = data::mixed_message(usize::MAX, N);
@@ -303,12 +332,33 @@ fn prost_skip_field(msg: Vec<u8>) -> (Vec<u8>, u64) {
     (msg, s)
 }
 
-library_benchmark_group!(name = scan_fields; benchmarks = pbwire_fields, pbwire_skip_field, prost_skip_field);
+#[library_benchmark]
+#[bench::mixed(setup = setup_scan)]
+fn pbwire_reader_skip_next(msg: Vec<u8>) -> (Vec<u8>, u64) {
+    let mut s = 0u64;
+    let mut r = pbwire::reader::Reader::new(black_box(&msg));
+    while !r.is_empty() {
+        s += r.skip_next().unwrap().field() as u64;
+    }
+    (msg, s)
+}
+
+#[library_benchmark]
+#[bench::mixed(setup = setup_scan)]
+fn pbwire_validate(msg: Vec<u8>) -> (Vec<u8>, bool) {
+    let ok = pbwire::fields::validate(black_box(&msg)).is_ok();
+    (msg, ok)
+}
+
+library_benchmark_group!(
+name = scan_fields;
+benchmarks = pbwire_fields, pbwire_skip_field, pbwire_reader_skip_next, pbwire_validate, prost_skip_field
+);
 
 main!(
 config = LibraryBenchmarkConfig::default().tool(
     Callgrind::with_args(["--cache-sim=yes", "--I1=32768,8,64", "--D1=49152,12,64", "--LL=2097152,16,64"])
         .format([CallgrindMetrics::Default, CallgrindMetrics::CacheMisses])
 );
-library_benchmark_groups = decode_u64, decode_32, count_varints, encode_u64, scan_fields
+library_benchmark_groups = decode_u64, decode_32, count_varints, encode_u64, encode_32, scan_fields
 );

@@ -507,6 +507,21 @@ fn scan_bench() -> Bench {
         hash_values([n, s])
     }));
     let m = msg.clone();
+    cs.push(contender("pbwire Reader::skip_next", e, move |_| {
+        let (mut n, mut s) = (0u64, 0u64);
+        let mut r = pbwire::reader::Reader::new(&m);
+        while !r.is_empty() {
+            s += r.skip_next().unwrap().field() as u64;
+            n += 1;
+        }
+        hash_values([n, s])
+    }));
+    let m = msg.clone();
+    cs.push(contender("pbwire validate (no per-field output)", None, move |_| {
+        pbwire::fields::validate(black_box(&m)).unwrap();
+        m.len() as u64
+    }));
+    let m = msg.clone();
     cs.push(contender("prost decode_key + skip_field", e, move |_| {
         let (mut n, mut s) = (0u64, 0u64);
         let mut buf: &[u8] = &m;
@@ -567,6 +582,31 @@ fn records_bench(n: usize) -> Bench {
             out.len() as u64 ^ out[out.len() - 1].x as u64
         }
     }));
+    // Like the rows above, a new output Vec per call (prost allocates its own too).
+    let m = msg.clone();
+    cs.push(contender("pbwire Reader, generated-code shape (&str, utf8::from_utf8)", e, move |verify| {
+        let mut out = Vec::new();
+        msgs::reader_records(&m, &mut out, msgs::reader_record).unwrap();
+        if verify {
+            data::records_checksum(out.iter().map(|r| (r.a, r.b, r.c, r.x, r.y)))
+        } else {
+            out.len() as u64 ^ out[out.len() - 1].x as u64
+        }
+    }));
+    let m = msg.clone();
+    cs.push(contender(
+        "pbwire Reader, generated-code shape (&str, core::str::from_utf8)",
+        e,
+        move |verify| {
+            let mut out = Vec::new();
+            msgs::reader_records(&m, &mut out, msgs::reader_record_core_utf8).unwrap();
+            if verify {
+                data::records_checksum(out.iter().map(|r| (r.a, r.b, r.c, r.x, r.y)))
+            } else {
+                out.len() as u64 ^ out[out.len() - 1].x as u64
+            }
+        },
+    ));
     let m = msg.clone();
     cs.push(contender("prost derive decode (owned)", e, move |verify| {
         let d = msgs::ProstRecords::decode(&m[..]).unwrap();
@@ -606,6 +646,10 @@ fn trade_order_bench() -> Bench {
         }),
         contender("pbwire fields() zero-copy", e, move |_| {
             let m = msgs::pbwire_trade_order(black_box(msg)).unwrap();
+            TradeOrderRef::checksum(m.order_id, m.user_id, m.user_name, &m.sku_ids[..m.sku_count], m.paid)
+        }),
+        contender("pbwire Reader, generated-code shape", e, move |_| {
+            let m = msgs::reader_trade_order(black_box(msg)).unwrap();
             TradeOrderRef::checksum(m.order_id, m.user_id, m.user_name, &m.sku_ids[..m.sku_count], m.paid)
         }),
         contender("prost derive decode (owned)", e, move |_| {

@@ -5,6 +5,7 @@
 use core::str;
 
 use pbwire::fields::{fields, Value};
+use pbwire::reader::Reader;
 use quick_protobuf::{BytesReader, MessageRead};
 
 /// A decode error of the pbwire decoders: the wire's or a string's.
@@ -64,13 +65,74 @@ pub fn pbwire_record(buf: &[u8]) -> Result<RecordRef<'_>, DecodeError> {
     Ok(r)
 }
 
-/// The records message, zero-copy with pbwire, appended to `out` (cleared first).
+/// The records message, zero-copy with pbwire's field iterator, appended to `out` (cleared
+/// first).
 pub fn pbwire_records<'a>(buf: &'a [u8], out: &mut Vec<RecordRef<'a>>) -> Result<(), DecodeError> {
     out.clear();
     for field in fields(buf) {
         let field = field?;
         if let (1, Value::Len(rec)) = (field.number, field.value) {
             out.push(pbwire_record(rec)?);
+        }
+    }
+    Ok(())
+}
+
+/// One record the way generated code reads it (the shape of `examples/codec.rs`): a loop over
+/// tags with [`Reader`], one typed read per known field, `skip` for the rest. Strings are
+/// checked with `pbwire::utf8::from_utf8` (through `read_str`).
+#[inline]
+pub fn reader_record(buf: &[u8]) -> Result<RecordRef<'_>, pbwire::Error> {
+    let mut m = RecordRef::default();
+    let mut r = Reader::new(buf);
+    while !r.is_empty() {
+        match r.read_raw_tag()? {
+            0x0a => m.a = r.read_str()?,
+            0x12 => m.b = r.read_str()?,
+            0x1a => m.c = r.read_str()?,
+            0x20 => m.x = r.read_i32()?,
+            0x28 => m.y = r.read_i32()?,
+            raw => r.skip_raw(raw)?,
+        }
+    }
+    Ok(m)
+}
+
+/// [`reader_record`] with `core::str::from_utf8` for the strings instead of pbwire's.
+#[inline]
+pub fn reader_record_core_utf8(buf: &[u8]) -> Result<RecordRef<'_>, DecodeError> {
+    let mut m = RecordRef::default();
+    let mut r = Reader::new(buf);
+    while !r.is_empty() {
+        match r.read_raw_tag()? {
+            0x0a => m.a = str::from_utf8(r.read_bytes()?)?,
+            0x12 => m.b = str::from_utf8(r.read_bytes()?)?,
+            0x1a => m.c = str::from_utf8(r.read_bytes()?)?,
+            0x20 => m.x = r.read_i32()?,
+            0x28 => m.y = r.read_i32()?,
+            raw => r.skip_raw(raw)?,
+        }
+    }
+    Ok(m)
+}
+
+/// The records message with [`Reader`] (generated-code shape), appended to `out` (cleared
+/// first); `record` decodes one record.
+#[inline]
+pub fn reader_records<'a, E>(
+    buf: &'a [u8],
+    out: &mut Vec<RecordRef<'a>>,
+    record: impl Fn(&'a [u8]) -> Result<RecordRef<'a>, E>,
+) -> Result<(), E>
+where
+    E: From<pbwire::Error>,
+{
+    out.clear();
+    let mut r = Reader::new(buf);
+    while !r.is_empty() {
+        match r.read_raw_tag()? {
+            0x0a => out.push(record(r.read_bytes()?)?),
+            raw => r.skip_raw(raw)?,
         }
     }
     Ok(())
@@ -211,6 +273,54 @@ pub fn pbwire_trade_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, DecodeError> 
             }
             (4, Value::Varint(v)) => m.paid = v != 0,
             _ => {}
+        }
+    }
+    Ok(m)
+}
+
+/// One TradeOrder the way generated code reads it, with [`Reader`]: a nested reader for the
+/// buyer, the packed ids decoded in bulk with `packed::decode_u32` when the payload is longer
+/// than 16 bytes and inline otherwise (an unpacked id appended).
+#[inline]
+pub fn reader_trade_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, pbwire::Error> {
+    let mut m = TradeOrderRef::default();
+    let mut r = Reader::new(buf);
+    while !r.is_empty() {
+        match r.read_raw_tag()? {
+            0x08 => m.order_id = r.read_i32()?,
+            0x12 => {
+                let mut b = Reader::new(r.read_bytes()?);
+                while !b.is_empty() {
+                    match b.read_raw_tag()? {
+                        0x08 => m.user_id = b.read_i32()?,
+                        0x12 => m.user_name = b.read_str()?,
+                        raw => b.skip_raw(raw)?,
+                    }
+                }
+            }
+            0x1a => {
+                let payload = r.read_bytes()?;
+                if payload.len() <= 16 {
+                    // A short packed payload is read inline: a bulk kernel's call and setup
+                    // cost more than a few varints (the result is the same).
+                    let mut p = Reader::new(payload);
+                    while !p.is_empty() {
+                        let Some(slot) = m.sku_ids.get_mut(m.sku_count) else {
+                            return Err(pbwire::Error::new(pbwire::ErrorKind::OutputTooSmall, p.position()));
+                        };
+                        *slot = p.read_u32()?;
+                        m.sku_count += 1;
+                    }
+                } else {
+                    m.sku_count += pbwire::packed::decode_u32(payload, &mut m.sku_ids[m.sku_count..])?;
+                }
+            }
+            0x18 if m.sku_count < MAX_SKUS => {
+                m.sku_ids[m.sku_count] = r.read_u32()?;
+                m.sku_count += 1;
+            }
+            0x20 => m.paid = r.read_bool()?,
+            raw => r.skip_raw(raw)?,
         }
     }
     Ok(m)

@@ -169,3 +169,164 @@ pub fn check<A: quickcheck::Testable>(property: A) {
     let tests = std::env::var("QUICKCHECK_TESTS").ok().and_then(|t| t.parse().ok()).unwrap_or(2000);
     quickcheck::QuickCheck::new().tests(tests).max_tests(tests * 10).rng(Gen::new(200)).quickcheck(property);
 }
+
+/// A varint written one byte at a time.
+pub fn naive_encode_varint(mut value: u64, out: &mut Vec<u8>) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// Values for the bulk encoders: runs of one kind (one-byte, below 2^32, `int32`-range
+/// sign-extended, any length) of random lengths, so that blocks of every kind and mixed blocks
+/// occur, in arrays long enough (0..=300) to cross several block boundaries; plus how many
+/// spare bytes the output gets.
+#[derive(Clone, Debug)]
+pub struct EncodeCase {
+    pub values: Vec<u64>,
+    pub spare: usize,
+}
+
+impl Arbitrary for EncodeCase {
+    fn arbitrary(g: &mut Gen) -> Self {
+        let n = usize::arbitrary(g) % 301;
+        let mut values = Vec::with_capacity(n);
+        while values.len() < n {
+            let kind = u8::arbitrary(g) % 5;
+            let run = 1 + usize::arbitrary(g) % 80;
+            for _ in 0..run.min(n - values.len()) {
+                let v = any_length_u64(g);
+                values.push(match kind {
+                    0 => v & 0x7f,
+                    1 => v as u32 as u64,
+                    2 => v as i32 as i64 as u64,
+                    3 => v,
+                    // Edges: powers of two around every length boundary.
+                    _ => {
+                        let shift = u32::arbitrary(g) % 64;
+                        (1u64 << shift).wrapping_add(u64::arbitrary(g) % 3).wrapping_sub(1)
+                    }
+                });
+            }
+        }
+        EncodeCase { values, spare: usize::arbitrary(g) % 24 }
+    }
+
+    fn shrink(&self) -> Box<dyn Iterator<Item = Self>> {
+        let spare = self.spare;
+        Box::new(self.values.shrink().map(move |values| EncodeCase { values, spare }))
+    }
+}
+
+/// One top-level field as the byte-at-a-time field oracle reads it: number, tag offset, value
+/// offset (after a length prefix), end, and the value (`Len` payloads as `(start, end)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NaiveField {
+    pub number: u32,
+    pub offset: usize,
+    pub value_offset: usize,
+    pub end: usize,
+    pub value: NaiveValue,
+}
+
+/// The value of a [`NaiveField`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NaiveValue {
+    Varint(u64),
+    I64(u64),
+    I32(u32),
+    Len(usize, usize),
+}
+
+/// The top-level fields of `msg` by the documented rules, one byte at a time, up to the first
+/// error (included) or the first start-group tag (where it stops, returning `None` last: groups
+/// are the reference implementation's business, checked by the other properties).
+pub fn naive_fields(msg: &[u8]) -> Vec<Option<Result<NaiveField, Error>>> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < msg.len() {
+        let item = (|| {
+            let (raw, tag_len) = naive_varint(&msg[pos..]).map_err(|e| e.shifted(pos))?;
+            if raw > u32::MAX as u64 || raw >> 3 == 0 {
+                return Err(Error::new(ErrorKind::InvalidFieldNumber, pos));
+            }
+            let number = (raw >> 3) as u32;
+            let v = pos + tag_len;
+            let rest = &msg[v..];
+            let fixed = |n: usize| {
+                if rest.len() < n {
+                    return Err(Error::new(ErrorKind::Truncated, v));
+                }
+                Ok(rest[..n].iter().rev().fold(0u64, |acc, &b| acc << 8 | b as u64))
+            };
+            let field = |value_offset, end, value| {
+                Ok(Some(NaiveField { number, offset: pos, value_offset, end, value }))
+            };
+            match raw & 7 {
+                0 => {
+                    let (x, n) = naive_varint(rest).map_err(|e| e.shifted(v))?;
+                    field(v, v + n, NaiveValue::Varint(x))
+                }
+                1 => field(v, v + 8, NaiveValue::I64(fixed(8)?)),
+                5 => field(v, v + 4, NaiveValue::I32(fixed(4)? as u32)),
+                2 => {
+                    let (len, n) = naive_varint(rest).map_err(|e| e.shifted(v))?;
+                    if len > i32::MAX as u64 {
+                        return Err(Error::new(ErrorKind::LengthOutOfBounds, v));
+                    }
+                    if (len as usize) > rest.len() - n {
+                        return Err(Error::new(ErrorKind::Truncated, v));
+                    }
+                    let start = v + n;
+                    field(start, start + len as usize, NaiveValue::Len(start, start + len as usize))
+                }
+                3 => Ok(None),
+                4 => Err(Error::new(ErrorKind::GroupMismatch, pos)),
+                _ => Err(Error::new(ErrorKind::InvalidWireType, pos)),
+            }
+        })();
+        match item {
+            Ok(Some(f)) => {
+                pos = f.end;
+                out.push(Some(Ok(f)));
+            }
+            Ok(None) => {
+                out.push(None);
+                break;
+            }
+            Err(e) => {
+                out.push(Some(Err(e)));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// A generated message, then damaged: some bytes overwritten with random ones (0 to 3), and
+/// sometimes cut short, so that every fast path meets its refusals and errors.
+#[derive(Clone, Debug)]
+pub struct DamagedMessage(pub Vec<u8>);
+
+impl Arbitrary for DamagedMessage {
+    fn arbitrary(g: &mut Gen) -> Self {
+        let mut bytes = Vec::new();
+        encode_fields(&GenMessage::arbitrary(g).0, &mut bytes);
+        if !bytes.is_empty() {
+            for _ in 0..u8::arbitrary(g) % 4 {
+                let i = usize::arbitrary(g) % bytes.len();
+                bytes[i] = u8::arbitrary(g);
+            }
+            if bool::arbitrary(g) {
+                bytes.truncate(usize::arbitrary(g) % (bytes.len() + 1));
+            }
+        }
+        DamagedMessage(bytes)
+    }
+
+    fn shrink(&self) -> Box<dyn Iterator<Item = Self>> {
+        Box::new(self.0.shrink().map(DamagedMessage))
+    }
+}

@@ -1,0 +1,336 @@
+//! A cursor over one message: what a codec's generated `merge` loop embeds.
+//!
+//! Generated code reads a tag, matches its raw value (`field << 3 | wire type`) against the
+//! fields it knows, reads each known field with the typed call of its kind, and skips the rest
+//! ([`Reader::read_raw_tag`] and [`Reader::skip_raw`]; [`Reader::read_tag`] and
+//! [`Reader::skip`] work on checked [`Tag`]s):
+//!
+//! ```
+//! use pbwire::reader::Reader;
+//!
+//! // { order_id: 150, buyer: { user_id: 7, user_name: "a" }, sku_ids: [5, 6], paid: true }
+//! let msg = [0x08, 0x96, 0x01, 0x12, 0x05, 0x08, 0x07, 0x12, 0x01, 0x61, 0x1a, 0x02, 0x05, 0x06, 0x20, 0x01];
+//! let (mut order_id, mut user_name, mut paid) = (0, "", false);
+//! let mut r = Reader::new(&msg);
+//! while !r.is_empty() {
+//!     match r.read_raw_tag()? {
+//!         0x08 => order_id = r.read_i32()?,
+//!         0x12 => {
+//!             let mut buyer = Reader::new(r.read_bytes()?);
+//!             while !buyer.is_empty() {
+//!                 match buyer.read_tag()? {
+//!                     t if t.raw() == 0x12 => user_name = buyer.read_str()?,
+//!                     t => buyer.skip(t)?,
+//!                 }
+//!             }
+//!         }
+//!         0x20 => paid = r.read_bool()?,
+//!         raw => r.skip_raw(raw)?,
+//!     }
+//! }
+//! assert_eq!((order_id, user_name, paid), (150, "a", true));
+//! # Ok::<(), pbwire::Error>(())
+//! ```
+//!
+//! Every call either reads one element and moves past it, or fails and stays where it was,
+//! with an [`Error`] whose offset is relative to the start of the reader's buffer. The results
+//! are those of the single-value functions of [`varint`] and [`wire`]; the only additions are
+//! [`Reader::read_str`] (UTF-8 checked with [`crate::utf8::from_utf8`]) and
+//! [`Reader::skip_next`], the scanning primitive.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::varint;
+use crate::wire::{self, Tag};
+
+/// A cursor over a message; see the [module documentation](self).
+#[derive(Clone, Debug)]
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    /// Where the last tag read with [`Reader::read_raw_tag`] starts (for its errors).
+    tag_pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the start of `buf`.
+    #[inline]
+    pub const fn new(buf: &'a [u8]) -> Self {
+        Reader { buf, pos: 0, tag_pos: 0 }
+    }
+
+    /// The offset of the next byte to read.
+    #[inline]
+    pub const fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Whether the whole buffer has been read.
+    #[inline]
+    pub const fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    /// The bytes not yet read.
+    #[inline]
+    pub fn remaining(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
+    }
+
+    #[inline(always)]
+    fn rest(&self) -> &'a [u8] {
+        // `pos` never passes the end.
+        &self.buf[self.pos..]
+    }
+
+    #[inline(always)]
+    fn at<T>(&self, r: Result<T>) -> Result<T> {
+        r.map_err(|e| e.shifted(self.pos))
+    }
+
+    /// Reads a tag ([`wire::decode_tag`]; one-byte tags take one comparison).
+    #[inline]
+    pub fn read_tag(&mut self) -> Result<Tag> {
+        let (tag, n) = self.at(wire::decode_tag(self.rest()))?;
+        self.pos += n;
+        Ok(tag)
+    }
+
+    /// Reads a tag as its raw value, `field << 3 | wire type`, checking only that it is a
+    /// varint that fits 32 bits ([`ErrorKind::InvalidFieldNumber`] otherwise, as
+    /// [`wire::decode_tag`]). For generated code: match the value against the raw tags of the
+    /// known fields (all valid), and hand any other to [`Reader::skip_raw`], which checks the
+    /// field number and wire type and reports a bad tag at its own offset. One-byte tags take
+    /// one comparison.
+    #[inline]
+    pub fn read_raw_tag(&mut self) -> Result<u32> {
+        self.tag_pos = self.pos;
+        let rest = self.rest();
+        if let Some(&b) = rest.first() {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(b as u32);
+            }
+        }
+        let (raw, n) = self.at(varint::decode_u64(rest))?;
+        if raw > u32::MAX as u64 {
+            return Err(Error::new(ErrorKind::InvalidFieldNumber, self.pos));
+        }
+        self.pos += n;
+        Ok(raw as u32)
+    }
+
+    /// Skips the field whose raw tag [`Reader::read_raw_tag`] just returned: checks the tag
+    /// ([`ErrorKind::InvalidFieldNumber`], [`ErrorKind::InvalidWireType`] at the tag, as
+    /// [`wire::decode_tag`]), then [`Reader::skip`]s its value.
+    #[inline]
+    pub fn skip_raw(&mut self, raw: u32) -> Result<()> {
+        match Tag::from_raw(raw) {
+            Ok(tag) => self.skip(tag),
+            Err(kind) => Err(Error::new(kind, self.tag_pos)),
+        }
+    }
+
+    /// Reads a varint ([`varint::decode_u64`]). While ten bytes remain, any varint of up to
+    /// eight bytes is found with one word load and a trailing-zero count, with no branch on
+    /// its length.
+    #[inline]
+    pub fn read_varint(&mut self) -> Result<u64> {
+        let rest = self.rest();
+        let (v, n) = match rest.get(..varint::MAX_LEN) {
+            Some(head) => {
+                let mut bytes = [0u8; varint::MAX_LEN];
+                bytes.copy_from_slice(head);
+                self.at(varint::decode_from_10(&bytes))?
+            }
+            // The end of the message: one- and two-byte varints inline.
+            None => match rest {
+                [b0, ..] if *b0 < 0x80 => (*b0 as u64, 1),
+                [b0, b1, ..] if *b1 < 0x80 => ((*b0 & 0x7f) as u64 | (*b1 as u64) << 7, 2),
+                _ => self.at(varint::decode_u64(rest))?,
+            },
+        };
+        self.pos += n;
+        Ok(v)
+    }
+
+    /// Reads a `uint64`.
+    #[inline]
+    pub fn read_u64(&mut self) -> Result<u64> {
+        self.read_varint()
+    }
+
+    /// Reads a `uint32` (the low 32 bits).
+    #[inline]
+    pub fn read_u32(&mut self) -> Result<u32> {
+        self.read_varint().map(|v| v as u32)
+    }
+
+    /// Reads an `int64`.
+    #[inline]
+    pub fn read_i64(&mut self) -> Result<i64> {
+        self.read_varint().map(|v| v as i64)
+    }
+
+    /// Reads an `int32` or enum value (the low 32 bits).
+    #[inline]
+    pub fn read_i32(&mut self) -> Result<i32> {
+        self.read_varint().map(|v| v as i32)
+    }
+
+    /// Reads a `sint64`.
+    #[inline]
+    pub fn read_sint64(&mut self) -> Result<i64> {
+        self.read_varint().map(varint::zigzag_decode_64)
+    }
+
+    /// Reads a `sint32`.
+    #[inline]
+    pub fn read_sint32(&mut self) -> Result<i32> {
+        self.read_varint().map(|v| varint::zigzag_decode_32(v as u32))
+    }
+
+    /// Reads a `bool` (any non-zero varint is `true`).
+    #[inline]
+    pub fn read_bool(&mut self) -> Result<bool> {
+        self.read_varint().map(|v| v != 0)
+    }
+
+    /// Reads a `fixed32`.
+    #[inline]
+    pub fn read_fixed32(&mut self) -> Result<u32> {
+        let v = self.at(wire::decode_fixed32(self.rest()))?;
+        self.pos += 4;
+        Ok(v)
+    }
+
+    /// Reads a `fixed64`.
+    #[inline]
+    pub fn read_fixed64(&mut self) -> Result<u64> {
+        let v = self.at(wire::decode_fixed64(self.rest()))?;
+        self.pos += 8;
+        Ok(v)
+    }
+
+    /// Reads an `sfixed32`.
+    #[inline]
+    pub fn read_sfixed32(&mut self) -> Result<i32> {
+        self.read_fixed32().map(|v| v as i32)
+    }
+
+    /// Reads an `sfixed64`.
+    #[inline]
+    pub fn read_sfixed64(&mut self) -> Result<i64> {
+        self.read_fixed64().map(|v| v as i64)
+    }
+
+    /// Reads a `float`.
+    #[inline]
+    pub fn read_float(&mut self) -> Result<f32> {
+        self.read_fixed32().map(f32::from_bits)
+    }
+
+    /// Reads a `double`.
+    #[inline]
+    pub fn read_double(&mut self) -> Result<f64> {
+        self.read_fixed64().map(f64::from_bits)
+    }
+
+    /// Reads a length-delimited value ([`wire::decode_len`]): `bytes`, a nested message, a
+    /// packed payload. A one-byte length prefix takes one comparison and one bounds check.
+    #[inline]
+    pub fn read_bytes(&mut self) -> Result<&'a [u8]> {
+        let rest = self.rest();
+        if let Some(&n) = rest.first() {
+            if n < 0x80 {
+                if let Some(payload) = rest.get(1..1 + n as usize) {
+                    self.pos += 1 + n as usize;
+                    return Ok(payload);
+                }
+            }
+        }
+        let (payload, n) = self.at(wire::decode_len(rest))?;
+        self.pos += n;
+        Ok(payload)
+    }
+
+    /// Reads a `string`: [`Reader::read_bytes`], then [`crate::utf8::from_utf8`];
+    /// [`ErrorKind::InvalidUtf8`] at the length prefix if it is not UTF-8.
+    #[inline]
+    pub fn read_str(&mut self) -> Result<&'a str> {
+        let start = self.pos;
+        let bytes = self.read_bytes()?;
+        match crate::utf8::from_utf8(bytes) {
+            Ok(s) => Ok(s),
+            Err(_) => {
+                self.pos = start;
+                Err(Error::new(ErrorKind::InvalidUtf8, start))
+            }
+        }
+    }
+
+    /// Skips the value of a field whose `tag` was just read ([`wire::skip_field`]: groups
+    /// included, up to their end tag).
+    #[inline]
+    pub fn skip(&mut self, tag: Tag) -> Result<()> {
+        let n = self.at(wire::skip_field(tag, self.rest()))?;
+        self.pos += n;
+        Ok(())
+    }
+
+    /// Reads a tag and skips its field: the scanning primitive, equal to
+    /// [`Reader::read_tag`] then [`Reader::skip`] (the same tag, position and errors), with
+    /// no branch per wire type for the common fields (1- and 2-byte tags, wire types 0, 1, 2
+    /// and 5, length prefixes of up to 2 bytes, at least 16 bytes from the end).
+    #[inline(always)]
+    pub fn skip_next(&mut self) -> Result<Tag> {
+        if let Some(w) = wire::window(self.buf, self.pos) {
+            if let Some(f) = wire::fast_field(w, self.buf.len() - self.pos) {
+                if let Ok(tag) = Tag::from_raw(f.raw) {
+                    self.pos += f.end;
+                    return Ok(tag);
+                }
+            }
+        }
+        self.skip_next_reference()
+    }
+
+    /// The reference path of [`Reader::skip_next`], out of line.
+    #[inline(never)]
+    fn skip_next_reference(&mut self) -> Result<Tag> {
+        let start = self.pos;
+        let tag = self.read_tag()?;
+        if let Err(e) = self.skip(tag) {
+            self.pos = start;
+            return Err(e);
+        }
+        Ok(tag)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_absolute_and_leave_the_position() {
+        let msg = [0x08, 0x96, 0x01, 0x12, 0x03, b'a', 0xff, b'c', 0x1a, 0x05, 0x01];
+        let mut r = Reader::new(&msg);
+        assert_eq!(r.read_tag().map(|t| t.raw()), Ok(0x08));
+        assert_eq!(r.read_u32(), Ok(150));
+        assert_eq!(r.read_tag().map(|t| t.raw()), Ok(0x12));
+        assert_eq!(r.read_str(), Err(Error::new(ErrorKind::InvalidUtf8, 4)));
+        assert_eq!(r.position(), 4);
+        assert_eq!(r.read_bytes(), Ok(&[b'a', 0xff, b'c'][..]));
+        assert_eq!(r.skip_next(), Err(Error::new(ErrorKind::Truncated, 9)));
+        assert_eq!(r.position(), 8);
+        assert_eq!(r.read_fixed64(), Err(Error::new(ErrorKind::Truncated, 8)));
+        // Raw tags: checked only when skipped, and reported at the tag.
+        let mut r = Reader::new(&[0x08, 0x01, 0x0f, 0x01, 0x80, 0x80, 0x80, 0x80, 0x10]);
+        assert_eq!(r.read_raw_tag(), Ok(0x08));
+        assert_eq!(r.skip_raw(0x08), Ok(()));
+        assert_eq!(r.read_raw_tag(), Ok(0x0f));
+        assert_eq!(r.skip_raw(0x0f), Err(Error::new(ErrorKind::InvalidWireType, 2)));
+        let mut r = Reader::new(&[0x80, 0x80, 0x80, 0x80, 0x10]);
+        assert_eq!(r.read_raw_tag(), Err(Error::new(ErrorKind::InvalidFieldNumber, 0)));
+    }
+}
