@@ -75,6 +75,11 @@ const PROST_ENCODE: &str = "prost encode_varint loop (Vec)";
 
 // ------------------------------------------------------------------------------ packed decode
 
+/// A cheap value depending on a decode's output, so the decode cannot be optimised away.
+fn last(out: &[u64], c: usize) -> u64 {
+    c as u64 ^ out[c.saturating_sub(1)]
+}
+
 fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
     let values = data::values(dist, n);
     data::check_distribution(dist, &values);
@@ -82,7 +87,6 @@ fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
     let prefixed = Rc::new(data::length_prefixed(&payload));
     let e = Some(hash_values(values.iter().copied()));
     let mut cs = Vec::new();
-    let last = |out: &[u64], c: usize| c as u64 ^ out[c.saturating_sub(1)];
 
     for k in pbwire_backends() {
         let (p, mut out) = (payload.clone(), vec![0u64; n]);
@@ -208,6 +212,75 @@ fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
         unit: "value",
         units: n,
         bytes: payload.len(),
+        baseline: PROST_PACKED,
+        contenders: cs,
+    }
+}
+
+/// Copies of the data in `decode_u64_fresh`: each call decodes the next, so that the branch
+/// predictor cannot learn one payload's varint lengths across calls (real data is not decoded
+/// over and over), while all of them stay in L2 at 10,000 values.
+const FRESH_COPIES: usize = 16;
+
+/// `decode_u64` over `FRESH_COPIES` different payloads of the same distribution, one per call.
+/// Verification uses the first payload.
+fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
+    let all = data::values(dist, n * FRESH_COPIES);
+    data::check_distribution(dist, &all);
+    let payloads: Rc<Vec<Vec<u8>>> = Rc::new(all.chunks(n).map(data::packed).collect());
+    let prefixed: Rc<Vec<Vec<u8>>> = Rc::new(payloads.iter().map(|p| data::length_prefixed(p)).collect());
+    let e = Some(hash_values(all[..n].iter().copied()));
+    let bytes = payloads.iter().map(Vec::len).sum::<usize>() / FRESH_COPIES;
+    let mut cs = Vec::new();
+    for k in pbwire_backends() {
+        let (ps, mut out, mut i) = (payloads.clone(), vec![0u64; n], 0usize);
+        cs.push(contender(k.name(), e, move |verify| {
+            i = if verify { 0 } else { (i + 1) % FRESH_COPIES };
+            let c = k.decode_u64(&ps[i], &mut out).unwrap();
+            if verify {
+                hash_values(out[..c].iter().copied())
+            } else {
+                last(&out, c)
+            }
+        }));
+    }
+    let (ps, mut vec, mut i) = (prefixed.clone(), Vec::<u64>::new(), 0usize);
+    cs.push(contender(PROST_PACKED, e, move |verify| {
+        i = if verify { 0 } else { (i + 1) % FRESH_COPIES };
+        vec.clear();
+        let mut buf: &[u8] = &ps[i];
+        prost::encoding::uint64::merge_repeated(
+            PW::LengthDelimited,
+            &mut vec,
+            &mut buf,
+            DecodeContext::default(),
+        )
+        .unwrap();
+        if verify {
+            hash_values(vec.iter().copied())
+        } else {
+            last(&vec, vec.len())
+        }
+    }));
+    let (ps, mut out, mut i) = (payloads.clone(), vec![0u64; n], 0usize);
+    cs.push(contender("prost decode_varint loop", e, move |verify| {
+        i = if verify { 0 } else { (i + 1) % FRESH_COPIES };
+        let mut buf: &[u8] = &ps[i];
+        for slot in out.iter_mut() {
+            *slot = prost::encoding::decode_varint(&mut buf).unwrap();
+        }
+        if verify {
+            hash_values(out.iter().copied())
+        } else {
+            last(&out, n)
+        }
+    }));
+    Bench {
+        kernel: "decode_u64_fresh",
+        data: dist.name().into(),
+        unit: "value",
+        units: n,
+        bytes,
         baseline: PROST_PACKED,
         contenders: cs,
     }
@@ -686,6 +759,13 @@ fn specs(quick: bool) -> Vec<Spec> {
         for &n in sizes {
             add(format!("decode_u64/{}/{n}", dist.name()), Box::new(move || decode_u64_bench(dist, n)));
         }
+    }
+    for &dist in &Dist::ALL {
+        let n = 10_000;
+        add(
+            format!("decode_u64_fresh/{}/{n}", dist.name()),
+            Box::new(move || decode_u64_fresh_bench(dist, n)),
+        );
     }
     for &dist in &Dist::ALL {
         if let Some(narrow) = dist.narrow() {
