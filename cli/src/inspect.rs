@@ -103,6 +103,19 @@ impl std::fmt::Display for Malformed {
 /// Prints `input` to `w` as `opts` say. With `--delimited`, a malformed message is reported and
 /// the next ones are still printed (their framing is intact); the first malformation is
 /// returned. A malformed length prefix ends the stream.
+///
+/// ```
+/// use pbwire_cli::inspect::{inspect, Failure, Options};
+/// let text = inspect(&pbwire_cli::SAMPLE, &Options::default(), Vec::new()).unwrap();
+/// // What `protoc --decode_raw` prints for the same bytes.
+/// assert_eq!(
+///     String::from_utf8(text).unwrap(),
+///     "1: 150\n2 {\n  1: 7\n  2: \"a\"\n}\n3: \"\\005\\006\"\n4: 1\n"
+/// );
+/// let Err(Failure::Malformed(m)) = inspect(&pbwire_cli::SAMPLE[..13], &Options::default(), Vec::new())
+/// else { panic!("a truncated message is malformed") };
+/// assert_eq!(m.to_string(), "malformed input: input ends inside a value at byte 11");
+/// ```
 pub fn inspect<W: Write>(input: &[u8], opts: &Options, w: W) -> Result<W, Failure> {
     let mut p = Printer { out: Out::new(w), opts: *opts };
     let result = if opts.delimited { p.stream(input) } else { p.single(input) };
