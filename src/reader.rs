@@ -130,27 +130,18 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Reads a varint ([`varint::decode_u64`]). While ten bytes remain, any varint of up to
-    /// eight bytes is found with one word load and a trailing-zero count, with no branch on
-    /// its length.
-    #[inline]
+    /// Reads a varint ([`varint::decode_u64`], inlined): a one-byte varint is one comparison;
+    /// while ten bytes remain, a longer one is one word load and a trailing-zero count, with no
+    /// branch on its length.
+    #[inline(always)]
     pub fn read_varint(&mut self) -> Result<u64> {
-        let rest = self.rest();
-        let (v, n) = match rest.get(..varint::MAX_LEN) {
-            Some(head) => {
-                let mut bytes = [0u8; varint::MAX_LEN];
-                bytes.copy_from_slice(head);
-                self.at(varint::decode_from_10(&bytes))?
+        match varint::decode_u64(self.rest()) {
+            Ok((v, n)) => {
+                self.pos += n;
+                Ok(v)
             }
-            // The end of the message: one- and two-byte varints inline.
-            None => match rest {
-                [b0, ..] if *b0 < 0x80 => (*b0 as u64, 1),
-                [b0, b1, ..] if *b1 < 0x80 => ((*b0 & 0x7f) as u64 | (*b1 as u64) << 7, 2),
-                _ => self.at(varint::decode_u64(rest))?,
-            },
-        };
-        self.pos += n;
-        Ok(v)
+            Err(e) => Err(e.shifted(self.pos)),
+        }
     }
 
     /// Reads a `uint64`.

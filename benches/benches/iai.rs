@@ -123,7 +123,41 @@ fn prost_varint_loop(mut d: Decode<u64>) -> (Decode<u64>, usize) {
     (d, N)
 }
 
-library_benchmark_group!(name = decode_u64; benchmarks = pbwire_u64, prost_u64, prost_varint_loop);
+// The single-value path a message parser inlines: `varint::decode_u64` once per value.
+#[library_benchmark]
+#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_u64)]
+fn pbwire_varint_loop(mut d: Decode<u64>) -> (Decode<u64>, usize) {
+    let p: &[u8] = black_box(&d.payload);
+    let mut pos = 0;
+    for slot in d.out.iter_mut() {
+        let (v, len) = pbwire::varint::decode_u64(&p[pos..]).unwrap();
+        *slot = v;
+        pos += len;
+    }
+    (d, N)
+}
+
+// The same through `Reader::read_varint`.
+#[library_benchmark]
+#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_decode_u64)]
+#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_u64)]
+fn pbwire_reader_loop(mut d: Decode<u64>) -> (Decode<u64>, usize) {
+    let mut r = pbwire::reader::Reader::new(black_box(&d.payload));
+    for slot in d.out.iter_mut() {
+        *slot = r.read_varint().unwrap();
+    }
+    (d, N)
+}
+
+library_benchmark_group!(
+    name = decode_u64;
+    benchmarks = pbwire_u64, pbwire_varint_loop, pbwire_reader_loop, prost_u64, prost_varint_loop
+);
 
 // ---- narrow
 #[library_benchmark]

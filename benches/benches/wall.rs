@@ -113,6 +113,18 @@ fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
             last(&out, n)
         }
     }));
+    let (p, mut out) = (payload.clone(), vec![0u64; n]);
+    cs.push(contender("pbwire Reader::read_varint loop", e, move |verify| {
+        let mut r = pbwire::reader::Reader::new(&p);
+        for slot in out.iter_mut() {
+            *slot = r.read_varint().unwrap();
+        }
+        if verify {
+            hash_values(out.iter().copied())
+        } else {
+            last(&out, n)
+        }
+    }));
     let (p, mut vec) = (payload.clone(), Vec::<u64>::new());
     cs.push(contender("pbwire packed::extend_u64 (Vec)", e, move |verify| {
         vec.clear();
@@ -260,6 +272,35 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
             hash_values(vec.iter().copied())
         } else {
             last(&vec, vec.len())
+        }
+    }));
+    let (ps, mut out, mut i) = (payloads.clone(), vec![0u64; n], 0usize);
+    cs.push(contender("pbwire varint::decode_u64 loop", e, move |verify| {
+        i = if verify { 0 } else { (i + 1) % FRESH_COPIES };
+        let p = &ps[i];
+        let mut pos = 0;
+        for slot in out.iter_mut() {
+            let (v, len) = pbwire::varint::decode_u64(&p[pos..]).unwrap();
+            *slot = v;
+            pos += len;
+        }
+        if verify {
+            hash_values(out.iter().copied())
+        } else {
+            last(&out, n)
+        }
+    }));
+    let (ps, mut out, mut i) = (payloads.clone(), vec![0u64; n], 0usize);
+    cs.push(contender("pbwire Reader::read_varint loop", e, move |verify| {
+        i = if verify { 0 } else { (i + 1) % FRESH_COPIES };
+        let mut r = pbwire::reader::Reader::new(&ps[i]);
+        for slot in out.iter_mut() {
+            *slot = r.read_varint().unwrap();
+        }
+        if verify {
+            hash_values(out.iter().copied())
+        } else {
+            last(&out, n)
         }
     }));
     let (ps, mut out, mut i) = (payloads.clone(), vec![0u64; n], 0usize);
