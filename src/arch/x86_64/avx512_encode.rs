@@ -13,12 +13,17 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::packed::portable;
 use core::arch::x86_64::{
     __m256i, __m512i, _mm256_loadu_si256, _mm256_slli_epi32, _mm256_srai_epi32, _mm256_xor_si256,
-    _mm512_add_epi64, _mm512_cmpgt_epu64_mask, _mm512_cmpgt_epu8_mask, _mm512_cvtepi32_epi64,
-    _mm512_cvtepu32_epi64, _mm512_loadu_si512, _mm512_lzcnt_epi64, _mm512_mask_add_epi8,
-    _mm512_maskz_compress_epi8, _mm512_multishift_epi64_epi8, _mm512_or_si512, _mm512_permutexvar_epi64,
+    _mm512_add_epi64, _mm512_and_si512, _mm512_cmpgt_epu8_mask, _mm512_cvtepi32_epi64, _mm512_cvtepu32_epi64,
+    _mm512_loadu_si512, _mm512_lzcnt_epi64, _mm512_mask_add_epi8, _mm512_maskz_compress_epi8,
+    _mm512_movepi8_mask, _mm512_multishift_epi64_epi8, _mm512_or_si512, _mm512_permutexvar_epi64,
     _mm512_reduce_add_epi64, _mm512_set1_epi64, _mm512_set1_epi8, _mm512_setzero_si512, _mm512_shuffle_epi8,
-    _mm512_slli_epi64, _mm512_srai_epi64, _mm512_srli_epi64, _mm512_storeu_si512, _mm512_sub_epi64,
-    _mm512_xor_si512,
+    _mm512_slli_epi64, _mm512_srai_epi64, _mm512_srli_epi64, _mm512_srlv_epi64, _mm512_storeu_si512,
+    _mm512_sub_epi64, _mm512_ternarylogic_epi64, _mm512_test_epi64_mask, _mm512_xor_si512,
+};
+use core::arch::x86_64::{
+    _mm512_add_epi32, _mm512_cmplt_epi32_mask, _mm512_lzcnt_epi32, _mm512_mask_mov_epi32,
+    _mm512_reduce_add_epi32, _mm512_set1_epi32, _mm512_slli_epi32, _mm512_srai_epi32, _mm512_srli_epi32,
+    _mm512_sub_epi32,
 };
 
 /// Bytes that must remain in the output before a step: its stores write 64 bytes at the current
@@ -48,16 +53,10 @@ static SHIFTS16: Bytes64 = lanes16([0, 7, 14, 21, 28, 35, 42, 49, 56, 63, 0, 0, 
 /// The payload bits of each byte in 16-byte lanes.
 static PAYLOAD16: Bytes64 =
     lanes16([0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x01, 0, 0, 0, 0, 0, 0]);
-/// Byte `i` of an 8-byte lane is `i`.
-static BYTE_IN_LANE8: Bytes64 = lanes16([0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7]);
-/// Byte `i` of an 8-byte lane is `i + 1`.
-static BYTE_IN_LANE8_PLUS1: Bytes64 = lanes16([1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8]);
 /// Byte `i` of a 16-byte lane is `i`.
 static BYTE_IN_LANE16: Bytes64 = lanes16([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
 /// Byte `i` of a 16-byte lane is `i + 1`.
 static BYTE_IN_LANE16_PLUS1: Bytes64 = lanes16([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
-/// `vpshufb` indices copying byte 0 of each 8-byte lane to all of its bytes.
-static FIRST_OF_LANE8: Bytes64 = lanes16([0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8]);
 
 /// Qword indices `[4h, 4h, 4h+1, 4h+1, ..]`: half `h` of eight values, each value twice.
 static DOUBLE_HALF: [[u64; 8]; 2] = [[0, 0, 1, 1, 2, 2, 3, 3], [4, 4, 5, 5, 6, 6, 7, 7]];
@@ -79,6 +78,72 @@ trait Wire {
     unsafe fn load8(p: *const Self::Elem) -> __m512i;
     /// The portable encoder of the type: the reference, and the tail.
     fn portable(values: &[Self::Elem], out: &mut [u8]) -> Result<usize>;
+    /// The total varint length of `values`, a multiple of 8 of them.
+    ///
+    /// # Safety
+    /// AVX-512F/VL/CD and AVX2.
+    #[inline(always)]
+    unsafe fn total_len(values: &[Self::Elem]) -> usize {
+        // SAFETY: the caller guarantees the instruction set.
+        let mut sum = unsafe { _mm512_setzero_si512() };
+        for chunk in values.chunks_exact(8) {
+            // SAFETY: eight readable elements; the caller guarantees the instruction set.
+            sum = unsafe { _mm512_add_epi64(sum, lengths(Self::load8(chunk.as_ptr()))) };
+        }
+        // SAFETY: the caller guarantees the instruction set.
+        unsafe { _mm512_reduce_add_epi64(sum) as usize }
+    }
+}
+
+/// How [`total_len_32`] reads 32-bit elements.
+const PLAIN: u8 = 0;
+/// `int32`: a negative value is sign-extended, 10 bytes.
+const INT32: u8 = 1;
+/// `sint32`: zigzag first.
+const ZIGZAG: u8 = 2;
+
+/// The total varint length of 32-bit elements, sixteen a step in 32-bit lanes, each lane summing
+/// at most 2^20 steps; the last (fewer than sixteen) by the portable length.
+///
+/// # Safety
+/// AVX-512F/CD.
+#[inline(always)]
+unsafe fn total_len_32<const KIND: u8>(values: &[u32], portable_len: impl Fn(&[u32]) -> usize) -> usize {
+    let mut total = 0usize;
+    for run in values.chunks(16 << 20) {
+        let blocks = run.chunks_exact(16);
+        let rest = blocks.remainder();
+        // SAFETY: each block has sixteen readable elements; the caller guarantees the
+        // instruction set.
+        unsafe {
+            let mut sum = _mm512_setzero_si512();
+            for block in blocks {
+                let x = _mm512_loadu_si512(block.as_ptr() as *const __m512i);
+                let w = if KIND == ZIGZAG {
+                    _mm512_xor_si512(_mm512_slli_epi32::<1>(x), _mm512_srai_epi32::<31>(x))
+                } else {
+                    x
+                };
+                let top = _mm512_sub_epi32(
+                    _mm512_set1_epi32(31),
+                    _mm512_lzcnt_epi32(_mm512_or_si512(w, _mm512_set1_epi32(1))),
+                );
+                let nine = _mm512_add_epi32(_mm512_slli_epi32::<3>(top), top);
+                let mut len = _mm512_srli_epi32::<6>(_mm512_add_epi32(nine, _mm512_set1_epi32(73)));
+                if KIND == INT32 {
+                    len = _mm512_mask_mov_epi32(
+                        len,
+                        _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512()),
+                        _mm512_set1_epi32(10),
+                    );
+                }
+                sum = _mm512_add_epi32(sum, len);
+            }
+            total += _mm512_reduce_add_epi32(sum) as u32 as usize;
+        }
+        total += portable_len(rest);
+    }
+    total
 }
 
 struct Uint64;
@@ -109,6 +174,11 @@ impl Wire for Uint32 {
     fn portable(values: &[u32], out: &mut [u8]) -> Result<usize> {
         portable::encode_u32(values, out)
     }
+    #[inline(always)]
+    unsafe fn total_len(values: &[u32]) -> usize {
+        // SAFETY: forwarded from the caller.
+        unsafe { total_len_32::<PLAIN>(values, crate::packed::encoded_len_u32) }
+    }
 }
 
 impl Wire for Int32 {
@@ -121,6 +191,15 @@ impl Wire for Int32 {
     }
     fn portable(values: &[i32], out: &mut [u8]) -> Result<usize> {
         portable::encode_i32(values, out)
+    }
+    #[inline(always)]
+    unsafe fn total_len(values: &[i32]) -> usize {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            total_len_32::<INT32>(bytemuck::cast_slice(values), |v| {
+                crate::packed::encoded_len_i32(bytemuck::cast_slice(v))
+            })
+        }
     }
 }
 
@@ -152,6 +231,15 @@ impl Wire for Sint32 {
     }
     fn portable(values: &[i32], out: &mut [u8]) -> Result<usize> {
         portable::encode_sint32(values, out)
+    }
+    #[inline(always)]
+    unsafe fn total_len(values: &[i32]) -> usize {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            total_len_32::<ZIGZAG>(bytemuck::cast_slice(values), |v| {
+                crate::packed::encoded_len_sint32(bytemuck::cast_slice(v))
+            })
+        }
     }
 }
 
@@ -198,27 +286,41 @@ unsafe fn store_compacted(
     }
 }
 
-/// Encodes eight wire values `v` with lengths `lens` at `dst`; returns the bytes written.
+/// Encodes eight wire values `v` at `dst`; returns the bytes written.
 ///
 /// # Safety
-/// `dst` must be valid for writes of [`MARGIN`] bytes; AVX-512F/BW/VL/VBMI/VBMI2.
+/// `dst` must be valid for writes of [`MARGIN`] bytes; AVX-512F/BW/VL/CD/VBMI/VBMI2.
 #[inline(always)]
-unsafe fn encode8(v: __m512i, lens: __m512i, dst: *mut u8) -> usize {
+unsafe fn encode8(v: __m512i, dst: *mut u8) -> usize {
     // SAFETY: the caller guarantees the instruction set and the MARGIN writable bytes.
     unsafe {
-        if _mm512_cmpgt_epu64_mask(lens, _mm512_set1_epi64(8)) == 0 {
-            let groups = _mm512_multishift_epi64_epi8(image(&SHIFTS8), v);
-            let groups = core::arch::x86_64::_mm512_and_si512(groups, _mm512_set1_epi8(0x7f));
-            let len_bytes = _mm512_shuffle_epi8(lens, image(&FIRST_OF_LANE8));
-            return store_compacted(groups, len_bytes, &BYTE_IN_LANE8, &BYTE_IN_LANE8_PLUS1, dst);
+        if _mm512_test_epi64_mask(v, _mm512_set1_epi64(-1 << 56)) == 0 {
+            // At most 8 bytes each. The groups' own leading zeros give each lane's bytes: all
+            // ones shifted right by whole bytes past the top non-zero group (a zero value keeps
+            // one byte), and that mask shifted down one byte gives the continuation bits.
+            let groups =
+                _mm512_and_si512(_mm512_multishift_epi64_epi8(image(&SHIFTS8), v), _mm512_set1_epi8(0x7f));
+            let lz = _mm512_lzcnt_epi64(_mm512_or_si512(groups, _mm512_set1_epi64(1)));
+            let keep =
+                _mm512_srlv_epi64(_mm512_set1_epi64(-1), _mm512_and_si512(lz, _mm512_set1_epi64(0x38)));
+            // groups | (keep >> 8 & 0x80..)
+            let bytes = _mm512_ternarylogic_epi64::<0xf8>(
+                groups,
+                _mm512_srli_epi64::<8>(keep),
+                _mm512_set1_epi8(-128),
+            );
+            let keep = _mm512_movepi8_mask(keep);
+            _mm512_storeu_si512(dst as *mut __m512i, _mm512_maskz_compress_epi8(keep, bytes));
+            return keep.count_ones() as usize;
         }
+        let lens = lengths(v);
         // A value over 8 bytes: four at a time, each in a 16-byte lane (at most 40 bytes).
         let mut written = 0;
         for half in &DOUBLE_HALF {
             let select = _mm512_loadu_si512(half.as_ptr() as *const __m512i);
             let doubled = _mm512_permutexvar_epi64(select, v);
             let groups = _mm512_multishift_epi64_epi8(image(&SHIFTS16), doubled);
-            let groups = core::arch::x86_64::_mm512_and_si512(groups, image(&PAYLOAD16));
+            let groups = _mm512_and_si512(groups, image(&PAYLOAD16));
             // Byte 0 of each 16-byte lane holds its value's length.
             let len_bytes =
                 _mm512_shuffle_epi8(_mm512_permutexvar_epi64(select, lens), _mm512_setzero_si512());
@@ -235,16 +337,10 @@ unsafe fn encode8(v: __m512i, lens: __m512i, dst: *mut u8) -> usize {
 /// AVX-512F/BW/VL/CD/VBMI/VBMI2 and AVX2.
 #[inline(always)]
 unsafe fn encode<W: Wire>(values: &[W::Elem], out: &mut [u8]) -> Result<usize> {
-    let chunks = values.chunks_exact(8);
-    let rest = chunks.remainder();
+    let whole = values.len() / 8 * 8;
+    let (head, rest) = values.split_at(whole);
     // SAFETY: the caller guarantees the instruction set.
-    let mut sum = unsafe { _mm512_setzero_si512() };
-    for chunk in chunks {
-        // SAFETY: eight readable elements; the caller guarantees the instruction set.
-        sum = unsafe { _mm512_add_epi64(sum, lengths(W::load8(chunk.as_ptr()))) };
-    }
-    // SAFETY: the caller guarantees the instruction set.
-    let mut total = unsafe { _mm512_reduce_add_epi64(sum) } as usize;
+    let mut total = unsafe { W::total_len(head) };
     if !rest.is_empty() {
         let mut last = [0u8; 10 * 8];
         total += W::portable(rest, &mut last)?;
@@ -259,7 +355,7 @@ unsafe fn encode<W: Wire>(values: &[W::Elem], out: &mut [u8]) -> Result<usize> {
         // guarantees the instruction set.
         unsafe {
             let v = W::load8(values.as_ptr().add(done));
-            pos += encode8(v, lengths(v), dst.add(pos));
+            pos += encode8(v, dst.add(pos));
         }
         done += 8;
     }
