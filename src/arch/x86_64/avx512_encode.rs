@@ -25,6 +25,10 @@ use core::arch::x86_64::{
     _mm512_reduce_add_epi32, _mm512_set1_epi32, _mm512_slli_epi32, _mm512_srai_epi32, _mm512_srli_epi32,
     _mm512_sub_epi32,
 };
+use core::arch::x86_64::{
+    _mm512_castsi256_si512, _mm512_cvtepi64_epi32, _mm512_inserti64x4, _mm512_srlv_epi32,
+    _mm512_ternarylogic_epi32, _mm512_test_epi32_mask,
+};
 
 /// Bytes that must remain in the output before a step: its stores write 64 bytes at the current
 /// position, and a wide step stores twice, the second up to 40 bytes further on.
@@ -78,6 +82,26 @@ trait Wire {
     unsafe fn load8(p: *const Self::Elem) -> __m512i;
     /// The portable encoder of the type: the reference, and the tail.
     fn portable(values: &[Self::Elem], out: &mut [u8]) -> Result<usize>;
+    /// The sixteen elements at `p` as 32-bit wire values, one per 32-bit lane, if all are
+    /// below 2^28 (at most four bytes each).
+    ///
+    /// # Safety
+    /// `p` must be valid for reads of sixteen elements; AVX-512F/VL and AVX2.
+    #[inline(always)]
+    unsafe fn load16_short(p: *const Self::Elem) -> Option<__m512i> {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let (lo, hi) = (Self::load8(p), Self::load8(p.add(8)));
+            let high_bits = _mm512_set1_epi64(!0x0fff_ffff);
+            if _mm512_test_epi64_mask(_mm512_or_si512(lo, hi), high_bits) != 0 {
+                return None;
+            }
+            Some(_mm512_inserti64x4::<1>(
+                _mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)),
+                _mm512_cvtepi64_epi32(hi),
+            ))
+        }
+    }
     /// The total varint length of `values`, a multiple of 8 of them.
     ///
     /// # Safety
@@ -171,6 +195,17 @@ impl Wire for Uint32 {
         // SAFETY: forwarded from the caller.
         unsafe { _mm512_cvtepu32_epi64(_mm256_loadu_si256(p as *const __m256i)) }
     }
+    #[inline(always)]
+    unsafe fn load16_short(p: *const Self::Elem) -> Option<__m512i> {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let x = _mm512_loadu_si512(p as *const __m512i);
+            if _mm512_test_epi32_mask(x, _mm512_set1_epi32(!0x0fff_ffff)) != 0 {
+                return None;
+            }
+            Some(x)
+        }
+    }
     fn portable(values: &[u32], out: &mut [u8]) -> Result<usize> {
         portable::encode_u32(values, out)
     }
@@ -188,6 +223,17 @@ impl Wire for Int32 {
         // Sign-extended, as protobuf encodes a negative `int32` (ten bytes).
         // SAFETY: forwarded from the caller.
         unsafe { _mm512_cvtepi32_epi64(_mm256_loadu_si256(p as *const __m256i)) }
+    }
+    #[inline(always)]
+    unsafe fn load16_short(p: *const Self::Elem) -> Option<__m512i> {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let x = _mm512_loadu_si512(p as *const __m512i);
+            if _mm512_test_epi32_mask(x, _mm512_set1_epi32(!0x0fff_ffff)) != 0 {
+                return None;
+            }
+            Some(x)
+        }
     }
     fn portable(values: &[i32], out: &mut [u8]) -> Result<usize> {
         portable::encode_i32(values, out)
@@ -227,6 +273,18 @@ impl Wire for Sint32 {
         unsafe {
             let x = _mm256_loadu_si256(p as *const __m256i);
             _mm512_cvtepu32_epi64(_mm256_xor_si256(_mm256_slli_epi32::<1>(x), _mm256_srai_epi32::<31>(x)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn load16_short(p: *const Self::Elem) -> Option<__m512i> {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let x = _mm512_loadu_si512(p as *const __m512i);
+            let x = _mm512_xor_si512(_mm512_slli_epi32::<1>(x), _mm512_srai_epi32::<31>(x));
+            if _mm512_test_epi32_mask(x, _mm512_set1_epi32(!0x0fff_ffff)) != 0 {
+                return None;
+            }
+            Some(x)
         }
     }
     fn portable(values: &[i32], out: &mut [u8]) -> Result<usize> {
@@ -281,6 +339,31 @@ unsafe fn store_compacted(
         let keep = _mm512_cmpgt_epu8_mask(len_bytes, image(index));
         let carry_on = _mm512_cmpgt_epu8_mask(len_bytes, image(index_plus1));
         let bytes = _mm512_mask_add_epi8(groups, carry_on, groups, _mm512_set1_epi8(-128));
+        _mm512_storeu_si512(dst as *mut __m512i, _mm512_maskz_compress_epi8(keep, bytes));
+        keep.count_ones() as usize
+    }
+}
+
+/// `vpmultishiftqb` offsets for two 32-bit values per qword: bytes 0..4 take bits `7j..7j+8`
+/// of the low dword, bytes 4..8 of the high one.
+static SHIFTS4: Bytes64 = lanes16([0, 7, 14, 21, 32, 39, 46, 53, 0, 7, 14, 21, 32, 39, 46, 53]);
+
+/// Encodes sixteen 32-bit wire values below 2^28 (`x`, one per 32-bit lane: at most 64 bytes)
+/// at `dst`, as [`encode8`] does in 64-bit lanes; returns the bytes written.
+///
+/// # Safety
+/// `dst` must be valid for writes of 64 bytes; AVX-512F/BW/VL/CD/VBMI/VBMI2.
+#[inline(always)]
+unsafe fn encode16(x: __m512i, dst: *mut u8) -> usize {
+    // SAFETY: the caller guarantees the instruction set and the 64 writable bytes.
+    unsafe {
+        let groups =
+            _mm512_and_si512(_mm512_multishift_epi64_epi8(image(&SHIFTS4), x), _mm512_set1_epi8(0x7f));
+        let lz = _mm512_lzcnt_epi32(_mm512_or_si512(groups, _mm512_set1_epi32(1)));
+        let keep = _mm512_srlv_epi32(_mm512_set1_epi32(-1), _mm512_and_si512(lz, _mm512_set1_epi32(0x18)));
+        let bytes =
+            _mm512_ternarylogic_epi32::<0xf8>(groups, _mm512_srli_epi32::<8>(keep), _mm512_set1_epi8(-128));
+        let keep = _mm512_movepi8_mask(keep);
         _mm512_storeu_si512(dst as *mut __m512i, _mm512_maskz_compress_epi8(keep, bytes));
         keep.count_ones() as usize
     }
@@ -350,6 +433,21 @@ unsafe fn encode<W: Wire>(values: &[W::Elem], out: &mut [u8]) -> Result<usize> {
     };
     let dst = out.as_mut_ptr();
     let (mut pos, mut done) = (0usize, 0usize);
+    // Sixteen at a time in 32-bit lanes while they are short, else eight in 64-bit lanes.
+    while values.len() - done >= 16 && total - pos >= MARGIN {
+        // SAFETY: `done + 16 <= values.len()`; `pos + MARGIN <= total = out.len()`; the caller
+        // guarantees the instruction set.
+        unsafe {
+            if let Some(x) = W::load16_short(values.as_ptr().add(done)) {
+                pos += encode16(x, dst.add(pos));
+                done += 16;
+                continue;
+            }
+            let v = W::load8(values.as_ptr().add(done));
+            pos += encode8(v, dst.add(pos));
+        }
+        done += 8;
+    }
     while values.len() - done >= 8 && total - pos >= MARGIN {
         // SAFETY: `done + 8 <= values.len()`; `pos + MARGIN <= total = out.len()`; the caller
         // guarantees the instruction set.
