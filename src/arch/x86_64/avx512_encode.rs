@@ -1,11 +1,12 @@
-//! AVX-512 packed varint encoders (F, BW, VL, CD, VBMI, VBMI2): eight values a step, each
-//! widened to a 64-bit lane. Per step: the lengths from a leading-zero count (`vplzcntq`), the
-//! 7-bit groups spread into the lane's bytes with one `vpmultishiftqb`, continuation bits added
-//! where a byte's index is below its value's length minus one, and the bytes of all eight values
-//! compacted with one `vpcompressb` (mask: byte index below the length) and stored unaligned. A
-//! step with a value of 9 or 10 bytes does the same in 16-byte lanes, four values at a time.
+//! AVX-512 packed varint encoders (F, BW, VL, CD, VBMI, VBMI2). A step takes sixteen values in
+//! 32-bit lanes when all are below 2^28 (at most 4 bytes each), else eight widened to 64-bit
+//! lanes. Per step: the 7-bit groups spread into the lane's bytes with one `vpmultishiftqb`, the
+//! lane's bytes (up to its top non-zero group, at least one) from the groups' leading zeros
+//! (`vplzcnt`), continuation bits on all of them but the last, and the bytes of all the values
+//! compacted with one `vpcompressb` and stored unaligned. An eight-value step with a value of 9
+//! or 10 bytes works in 16-byte lanes, four values at a time, with lengths from `vplzcntq`.
 //!
-//! The total length is computed first in the same lanes, so nothing is written when it does not
+//! The total length is computed first (`vplzcnt`, sixteen a step for 32-bit types), so nothing is written when it does not
 //! fit; the last bytes (while fewer than [`MARGIN`] remain) go through the portable encoder,
 //! the reference these must reproduce byte for byte.
 
