@@ -1,6 +1,7 @@
 //! Which implementation runs the bulk kernels, chosen at run time.
 //!
-//! The entry points in [`crate::packed`] use the best backend the CPU supports. It is detected
+//! The entry points in [`crate::packed`] (packed varint decode and encode, `count_varints`) use
+//! the best backend the CPU supports. It is detected
 //! once (CPUID and XGETBV on x86-64, so the OS must have enabled the wide registers too), and
 //! the choice is cached in an atomic pointer to the backend's table of kernels, so a call costs
 //! one relaxed load and an indirect call. When the build already enables the best backend's
@@ -40,8 +41,8 @@ pub enum Backend {
     Sse2,
     /// x86-64 AVX2 with BMI1/BMI2/LZCNT/POPCNT: 32-byte blocks, PEXT.
     Avx2,
-    /// x86-64 AVX-512 F/BW/VL/VBMI/VBMI2 on top of `Avx2`: 64-byte blocks, short varints eight
-    /// at a time.
+    /// x86-64 AVX-512 F/BW/VL/CD/VBMI/VBMI2 on top of `Avx2`: 64-byte blocks, short varints
+    /// eight at a time; encoding eight values a step.
     Avx512,
     /// aarch64 NEON (every aarch64 CPU): 16-byte blocks.
     Neon,
@@ -128,7 +129,7 @@ pub fn detected() -> Backend {
 pub(crate) fn active() -> &'static KernelFns {
     cfg_if::cfg_if! {
         if #[cfg(all(target_arch = "x86_64", target_feature = "avx512f", target_feature = "avx512bw",
-                     target_feature = "avx512vl", target_feature = "avx512vbmi", target_feature = "avx512vbmi2",
+                     target_feature = "avx512vl", target_feature = "avx512cd", target_feature = "avx512vbmi", target_feature = "avx512vbmi2",
                      target_feature = "avx2", target_feature = "bmi1",
                      target_feature = "bmi2", target_feature = "lzcnt", target_feature = "popcnt"))] {
             &arch::x86_64::avx512::FNS
@@ -236,5 +237,53 @@ impl Kernel {
     pub fn count_varints(&self, payload: &[u8]) -> usize {
         // SAFETY: as for `decode_u64`.
         unsafe { (self.fns.count_varints)(payload) }
+    }
+
+    /// See [`crate::packed::encode_u64`].
+    #[inline]
+    pub fn encode_u64(&self, values: &[u64], out: &mut [u8]) -> Result<usize> {
+        // SAFETY: as for `decode_u64`.
+        unsafe { (self.fns.encode_u64)(values, out) }
+    }
+
+    /// See [`crate::packed::encode_u32`].
+    #[inline]
+    pub fn encode_u32(&self, values: &[u32], out: &mut [u8]) -> Result<usize> {
+        // SAFETY: as for `decode_u64`.
+        unsafe { (self.fns.encode_u32)(values, out) }
+    }
+
+    /// See [`crate::packed::encode_i64`]: the `u64` kernel, as the bits are the same.
+    #[inline]
+    pub fn encode_i64(&self, values: &[i64], out: &mut [u8]) -> Result<usize> {
+        self.encode_u64(bytemuck::cast_slice(values), out)
+    }
+
+    /// See [`crate::packed::encode_i32`] (a negative value is sign-extended: ten bytes).
+    #[inline]
+    pub fn encode_i32(&self, values: &[i32], out: &mut [u8]) -> Result<usize> {
+        // SAFETY: as for `decode_u64`.
+        unsafe { (self.fns.encode_i32)(values, out) }
+    }
+
+    /// See [`crate::packed::encode_sint64`].
+    #[inline]
+    pub fn encode_sint64(&self, values: &[i64], out: &mut [u8]) -> Result<usize> {
+        // SAFETY: as for `decode_u64`.
+        unsafe { (self.fns.encode_sint64)(values, out) }
+    }
+
+    /// See [`crate::packed::encode_sint32`].
+    #[inline]
+    pub fn encode_sint32(&self, values: &[i32], out: &mut [u8]) -> Result<usize> {
+        // SAFETY: as for `decode_u64`.
+        unsafe { (self.fns.encode_sint32)(values, out) }
+    }
+
+    /// See [`crate::packed::encode_bool`].
+    #[inline]
+    pub fn encode_bool(&self, values: &[bool], out: &mut [u8]) -> Result<usize> {
+        // SAFETY: as for `decode_u64`.
+        unsafe { (self.fns.encode_bool)(values, out) }
     }
 }

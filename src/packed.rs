@@ -42,6 +42,8 @@ trait VarintType {
     /// when `dst` lacks room for their bytes plus [`BLOCK_SLACK`].
     fn encode_block(block: &[Self::Elem; BLOCK], dst: &mut [u8]) -> Option<usize>;
     fn decode(payload: &[u8], out: &mut [Self::Elem]) -> Result<usize>;
+    /// Encodes through the dispatched kernel.
+    fn encode(values: &[Self::Elem], out: &mut [u8]) -> Result<usize>;
 }
 
 /// The varint length of a value below 2^32, by comparisons (vectorizable, unlike a
@@ -163,7 +165,7 @@ fn encode_block_64(v: &[u64; BLOCK], dst: &mut [u8]) -> Option<usize> {
 }
 
 macro_rules! varint_type {
-    ($name:ident, $elem:ty, $wide:expr, |$e:ident| $to:expr, |$l:ident| $len:expr, |$b:ident, $d:ident| $block:expr, $kernel:ident, $adapt:path) => {
+    ($name:ident, $elem:ty, $wide:expr, |$e:ident| $to:expr, |$l:ident| $len:expr, |$b:ident, $d:ident| $block:expr, $kernel:ident, $adapt:path, $enc_kernel:ident, $enc_adapt:path) => {
         struct $name;
         impl VarintType for $name {
             type Elem = $elem;
@@ -186,6 +188,12 @@ macro_rules! varint_type {
                 // SAFETY: `active` hands out only a table the CPU supports.
                 unsafe { (fns.$kernel)(payload, $adapt(out)) }
             }
+            #[inline(always)]
+            fn encode(values: &[$elem], out: &mut [u8]) -> Result<usize> {
+                let fns = crate::backend::active();
+                // SAFETY: `active` hands out only a table the CPU supports.
+                unsafe { (fns.$enc_kernel)($enc_adapt(values), out) }
+            }
         }
     };
 }
@@ -204,6 +212,8 @@ varint_type!(
     |v| varint::encoded_len(v),
     |b, d| encode_block_64(b, d),
     decode_u64,
+    core::convert::identity,
+    encode_u64,
     core::convert::identity
 );
 varint_type!(
@@ -214,6 +224,8 @@ varint_type!(
     |v| len_32(v),
     |b, d| encode_block_32::<false>(b, d),
     decode_u32,
+    core::convert::identity,
+    encode_u32,
     core::convert::identity
 );
 // Same bits as uint64 / uint32, so the same kernels.
@@ -225,7 +237,9 @@ varint_type!(
     |v| varint::encoded_len(v as u64),
     |b, d| encode_block_64(&map(b, |v| v as u64), d),
     decode_u64,
-    bytemuck::cast_slice_mut
+    bytemuck::cast_slice_mut,
+    encode_u64,
+    bytemuck::cast_slice
 );
 // Negative int32 values are sign-extended to 64 bits on the wire (ten bytes).
 varint_type!(
@@ -237,7 +251,9 @@ varint_type!(
     |v| len_32(v as u32) + 5 * (v < 0) as usize,
     |b, d| encode_block_32::<true>(&map(b, |v| v as u32), d),
     decode_u32,
-    bytemuck::cast_slice_mut
+    bytemuck::cast_slice_mut,
+    encode_i32,
+    core::convert::identity
 );
 varint_type!(
     Sint64,
@@ -247,6 +263,8 @@ varint_type!(
     |v| varint::encoded_len(varint::zigzag_encode_64(v)),
     |b, d| encode_block_64(&map(b, varint::zigzag_encode_64), d),
     decode_sint64,
+    core::convert::identity,
+    encode_sint64,
     core::convert::identity
 );
 varint_type!(
@@ -257,6 +275,8 @@ varint_type!(
     |v| len_32(varint::zigzag_encode_32(v)),
     |b, d| encode_block_32::<false>(&map(b, varint::zigzag_encode_32), d),
     decode_sint32,
+    core::convert::identity,
+    encode_sint32,
     core::convert::identity
 );
 varint_type!(
@@ -267,6 +287,8 @@ varint_type!(
     |_v| 1,
     |b, d| encode_block_32::<false>(&map(b, |v| v as u32), d),
     decode_bool,
+    core::convert::identity,
+    encode_bool,
     core::convert::identity
 );
 
@@ -374,7 +396,7 @@ macro_rules! varint_api {
         #[doc = concat!("Encodes `values` as a packed `", $proto, "` payload into `out`; returns its length.")]
         #[inline]
         pub fn $encode(values: &[$elem], out: &mut [u8]) -> Result<usize> {
-            encode_varint_type::<$ty>(values, out)
+            <$ty as VarintType>::encode(values, out)
         }
 
         #[doc = concat!("The length of the packed `", $proto, "` payload encoding `values`.")]
@@ -392,6 +414,29 @@ varint_api!(Int32, i32, "int32` or enum", decode_i32, extend_i32, encode_i32, en
 varint_api!(Sint64, i64, "sint64", decode_sint64, extend_sint64, encode_sint64, encoded_len_sint64);
 varint_api!(Sint32, i32, "sint32", decode_sint32, extend_sint32, encode_sint32, encoded_len_sint32);
 varint_api!(Bool, bool, "bool", decode_bool, extend_bool, encode_bool, encoded_len_bool);
+
+/// The portable encoders, the scalar backend's (and the reference every backend's encoders must
+/// reproduce byte for byte); the SIMD backends without encoders of their own use them too.
+pub(crate) mod portable {
+    use super::*;
+
+    macro_rules! portable {
+        ($($name:ident: $ty:ident, $elem:ty;)*) => {$(
+            pub(crate) fn $name(values: &[$elem], out: &mut [u8]) -> Result<usize> {
+                encode_varint_type::<$ty>(values, out)
+            }
+        )*};
+    }
+
+    portable! {
+        encode_u64: Uint64, u64;
+        encode_u32: Uint32, u32;
+        encode_i32: Int32, i32;
+        encode_sint64: Sint64, i64;
+        encode_sint32: Sint32, i32;
+        encode_bool: Bool, bool;
+    }
+}
 
 /// A fixed-width element type: plain old data whose wire form is its little-endian bytes.
 trait FixedType: bytemuck::Pod + Default {

@@ -503,23 +503,25 @@ fn encode_bench(dist: Dist, n: usize, narrow: Option<Narrow>) -> Bench {
     let v64 = Rc::new(values.clone());
     let v32: Rc<Vec<u32>> = Rc::new(values.iter().map(|&v| v as u32).collect());
     let vi32: Rc<Vec<i32>> = Rc::new(values.iter().map(|&v| v as i32).collect());
-    // Encoding does not dispatch: one row.
-    let mut out = vec![0u8; size];
-    let name = format!("pbwire packed::encode_{}", narrow.map_or("u64", Narrow::name));
-    let (v, w, wi) = (v64.clone(), v32.clone(), vi32.clone());
-    cs.push(contender(name, e, move |verify| {
-        let len = match narrow {
-            None => pbwire::packed::encode_u64(&v, &mut out),
-            Some(Narrow::Uint32) => pbwire::packed::encode_u32(&w, &mut out),
-            Some(Narrow::Int32) => pbwire::packed::encode_i32(&wi, &mut out),
-        }
-        .unwrap();
-        if verify {
-            hash_bytes(&out[..len])
-        } else {
-            len as u64 ^ out[len - 1] as u64
-        }
-    }));
+    for k in pbwire_backends() {
+        let mut out = vec![0u8; size];
+        let (v, w, wi) = (v64.clone(), v32.clone(), vi32.clone());
+        let name =
+            k.name().replace("packed::*", &format!("packed::encode_{}", narrow.map_or("u64", Narrow::name)));
+        cs.push(contender(name, e, move |verify| {
+            let len = match narrow {
+                None => k.encode_u64(&v, &mut out),
+                Some(Narrow::Uint32) => k.encode_u32(&w, &mut out),
+                Some(Narrow::Int32) => k.encode_i32(&wi, &mut out),
+            }
+            .unwrap();
+            if verify {
+                hash_bytes(&out[..len])
+            } else {
+                len as u64 ^ out[len - 1] as u64
+            }
+        }));
+    }
     // What prost's generated code does per value: widen (int32 sign-extends) and encode_varint.
     let (v, mut vec) = (v64.clone(), Vec::<u8>::with_capacity(size));
     cs.push(contender(PROST_ENCODE, e, move |verify| {

@@ -2,8 +2,7 @@
 //!
 //! [`pbwire_backends`] returns the dispatched entry points of `pbwire::packed` (whatever
 //! `backend::detected()` picks) and then one `pbwire::backend::Kernel` per backend this CPU
-//! runs, so every table has a row per backend. Encoding is not dispatched (`Kernel` has no
-//! encoders), so the encode benches call `pbwire::packed::encode_*` once.
+//! runs, so every table has a row per backend (decode, count and encode).
 
 use pbwire::backend::{self, Backend, Kernel};
 use pbwire::{packed, Result};
@@ -20,6 +19,12 @@ pub trait PbKernels {
     fn decode_i32(&self, payload: &[u8], out: &mut [i32]) -> Result<usize>;
     /// Varint count of a packed payload.
     fn count_varints(&self, payload: &[u8]) -> usize;
+    /// Packed `uint64` encode.
+    fn encode_u64(&self, values: &[u64], out: &mut [u8]) -> Result<usize>;
+    /// Packed `uint32` encode.
+    fn encode_u32(&self, values: &[u32], out: &mut [u8]) -> Result<usize>;
+    /// Packed `int32` encode.
+    fn encode_i32(&self, values: &[i32], out: &mut [u8]) -> Result<usize>;
 }
 
 /// The safe entry points of `pbwire::packed`, which dispatch to `backend::detected()`.
@@ -46,6 +51,18 @@ impl PbKernels for Dispatched {
     fn count_varints(&self, payload: &[u8]) -> usize {
         packed::count_varints(payload)
     }
+    #[inline]
+    fn encode_u64(&self, values: &[u64], out: &mut [u8]) -> Result<usize> {
+        packed::encode_u64(values, out)
+    }
+    #[inline]
+    fn encode_u32(&self, values: &[u32], out: &mut [u8]) -> Result<usize> {
+        packed::encode_u32(values, out)
+    }
+    #[inline]
+    fn encode_i32(&self, values: &[i32], out: &mut [u8]) -> Result<usize> {
+        packed::encode_i32(values, out)
+    }
 }
 
 /// One backend's kernels.
@@ -68,6 +85,18 @@ impl PbKernels for Kernel {
     #[inline]
     fn count_varints(&self, payload: &[u8]) -> usize {
         Kernel::count_varints(self, payload)
+    }
+    #[inline]
+    fn encode_u64(&self, values: &[u64], out: &mut [u8]) -> Result<usize> {
+        Kernel::encode_u64(self, values, out)
+    }
+    #[inline]
+    fn encode_u32(&self, values: &[u32], out: &mut [u8]) -> Result<usize> {
+        Kernel::encode_u32(self, values, out)
+    }
+    #[inline]
+    fn encode_i32(&self, values: &[i32], out: &mut [u8]) -> Result<usize> {
+        Kernel::encode_i32(self, values, out)
     }
 }
 

@@ -322,9 +322,13 @@ pub(crate) unsafe fn count_varints<V: Vector>(payload: &[u8]) -> usize {
 
 /// Defines a backend's kernel functions (`#[target_feature]` instantiations of the generic
 /// algorithms for `$vector`, `$compress` and the window decoder `$window`) and the table
-/// of them, `FNS`.
+/// of them, `FNS`. Its encoders are those of the module `$encoders` (by default the portable
+/// ones of [`crate::packed`]).
 macro_rules! kernel_fns {
     ($features:literal, $vector:ty, $compress:ty, $window:ty) => {
+        crate::arch::generic::kernel_fns!($features, $vector, $compress, $window, crate::packed::portable);
+    };
+    ($features:literal, $vector:ty, $compress:ty, $window:ty, $($encoders:ident)::+) => {
         #[target_feature(enable = $features)]
         unsafe fn decode_u64(payload: &[u8], out: &mut [u64]) -> crate::error::Result<usize> {
             // SAFETY: only reachable through `FNS`, handed out once the CPU has these features.
@@ -388,6 +392,12 @@ macro_rules! kernel_fns {
             decode_sint32,
             decode_bool,
             count_varints,
+            encode_u64: $($encoders)::+::encode_u64,
+            encode_u32: $($encoders)::+::encode_u32,
+            encode_i32: $($encoders)::+::encode_i32,
+            encode_sint64: $($encoders)::+::encode_sint64,
+            encode_sint32: $($encoders)::+::encode_sint32,
+            encode_bool: $($encoders)::+::encode_bool,
         };
     };
 }

@@ -21,4 +21,10 @@ pub(crate) struct KernelFns {
     pub decode_sint32: unsafe fn(&[u8], &mut [i32]) -> Result<usize>,
     pub decode_bool: unsafe fn(&[u8], &mut [bool]) -> Result<usize>,
     pub count_varints: unsafe fn(&[u8]) -> usize,
+    pub encode_u64: unsafe fn(&[u64], &mut [u8]) -> Result<usize>,
+    pub encode_u32: unsafe fn(&[u32], &mut [u8]) -> Result<usize>,
+    pub encode_i32: unsafe fn(&[i32], &mut [u8]) -> Result<usize>,
+    pub encode_sint64: unsafe fn(&[i64], &mut [u8]) -> Result<usize>,
+    pub encode_sint32: unsafe fn(&[i32], &mut [u8]) -> Result<usize>,
+    pub encode_bool: unsafe fn(&[bool], &mut [u8]) -> Result<usize>,
 }

@@ -53,6 +53,18 @@ fn decode_bool(payload: &[u8], out: &mut [bool]) -> Result<usize> {
     decode_varints(payload, out, |v| v != 0)
 }
 
-/// The reference as a backend: runs on every CPU.
-pub(crate) static FNS: super::KernelFns =
-    super::KernelFns { decode_u64, decode_u32, decode_sint64, decode_sint32, decode_bool, count_varints };
+/// The reference as a backend: runs on every CPU. Its encoders are the portable ones of [`crate::packed`], the reference for every backend.
+pub(crate) static FNS: super::KernelFns = super::KernelFns {
+    decode_u64,
+    decode_u32,
+    decode_sint64,
+    decode_sint32,
+    decode_bool,
+    count_varints,
+    encode_u64: crate::packed::portable::encode_u64,
+    encode_u32: crate::packed::portable::encode_u32,
+    encode_i32: crate::packed::portable::encode_i32,
+    encode_sint64: crate::packed::portable::encode_sint64,
+    encode_sint32: crate::packed::portable::encode_sint32,
+    encode_bool: crate::packed::portable::encode_bool,
+};

@@ -1,5 +1,6 @@
-//! AVX-512 (F, BW, VL, VBMI, VBMI2) with BMI2: 64-byte blocks in one register, and windows of
-//! short varints decoded eight at a time without touching general registers per varint.
+//! AVX-512 (F, BW, VL, CD, VBMI, VBMI2) with BMI2: 64-byte blocks in one register, and windows
+//! of short varints decoded eight at a time without touching general registers per varint. The
+//! encoders are in `avx512_encode`.
 
 use crate::arch::generic::{self, Compress};
 use core::arch::x86_64::{
@@ -225,8 +226,9 @@ impl generic::WindowDecoder for Vbmi2 {
 }
 
 generic::kernel_fns!(
-    "avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,avx2,bmi1,bmi2,lzcnt,popcnt",
+    "avx512f,avx512bw,avx512vl,avx512cd,avx512vbmi,avx512vbmi2,avx2,bmi1,bmi2,lzcnt,popcnt",
     Avx512,
     super::avx2::Pext,
-    Vbmi2
+    Vbmi2,
+    super::avx512_encode
 );

@@ -2,6 +2,7 @@
 
 pub(crate) mod avx2;
 pub(crate) mod avx512;
+pub(crate) mod avx512_encode;
 pub(crate) mod sse2;
 
 use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
@@ -11,8 +12,8 @@ use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
 pub(crate) struct Features {
     /// AVX2 with BMI1, BMI2, LZCNT and POPCNT, and the OS saves the YMM registers.
     pub avx2_bmi2: bool,
-    /// AVX-512 F, BW, VL, VBMI and VBMI2 on top of `avx2_bmi2`, and the OS saves the opmask and
-    /// ZMM registers.
+    /// AVX-512 F, BW, VL, CD, VBMI and VBMI2 on top of `avx2_bmi2`, and the OS saves the opmask
+    /// and ZMM registers.
     pub avx512: bool,
 }
 
@@ -41,6 +42,8 @@ pub(crate) fn detect() -> Features {
     let (avx2, bmi1, bmi2) = (bit(leaf7.ebx, 5), bit(leaf7.ebx, 3), bit(leaf7.ebx, 8));
     let avx2_bmi2 = os_ymm && avx2 && bmi1 && bmi2 && lzcnt && popcnt;
     let (avx512f, avx512bw, avx512vl) = (bit(leaf7.ebx, 16), bit(leaf7.ebx, 30), bit(leaf7.ebx, 31));
+    let avx512cd = bit(leaf7.ebx, 28);
     let (vbmi, vbmi2) = (bit(leaf7.ecx, 1), bit(leaf7.ecx, 6));
-    Features { avx2_bmi2, avx512: avx2_bmi2 && os_zmm && avx512f && avx512bw && avx512vl && vbmi && vbmi2 }
+    let avx512 = avx512f && avx512bw && avx512vl && avx512cd && vbmi && vbmi2;
+    Features { avx2_bmi2, avx512: avx2_bmi2 && os_zmm && avx512 }
 }

@@ -1,0 +1,487 @@
+//! AVX-512 packed varint encoders (F, BW, VL, CD, VBMI, VBMI2). A step takes sixteen values in
+//! 32-bit lanes when all are below 2^28 (at most 4 bytes each), else eight widened to 64-bit
+//! lanes. Per step: the 7-bit groups spread into the lane's bytes with one `vpmultishiftqb`, the
+//! lane's bytes (up to its top non-zero group, at least one) from the groups' leading zeros
+//! (`vplzcnt`), continuation bits on all of them but the last, and the bytes of all the values
+//! compacted with one `vpcompressb` and stored unaligned. An eight-value step with a value of 9
+//! or 10 bytes works in 16-byte lanes, four values at a time, with lengths from `vplzcntq`.
+//!
+//! The total length is computed first (`vplzcnt`, sixteen a step for 32-bit types), so nothing is written when it does not
+//! fit; the last bytes (while fewer than [`MARGIN`] remain) go through the portable encoder,
+//! the reference these must reproduce byte for byte.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::packed::portable;
+use core::arch::x86_64::{
+    __m256i, __m512i, _mm256_loadu_si256, _mm256_slli_epi32, _mm256_srai_epi32, _mm256_xor_si256,
+    _mm512_add_epi64, _mm512_and_si512, _mm512_cmpgt_epu8_mask, _mm512_cvtepi32_epi64, _mm512_cvtepu32_epi64,
+    _mm512_loadu_si512, _mm512_lzcnt_epi64, _mm512_mask_add_epi8, _mm512_maskz_compress_epi8,
+    _mm512_movepi8_mask, _mm512_multishift_epi64_epi8, _mm512_or_si512, _mm512_permutexvar_epi64,
+    _mm512_reduce_add_epi64, _mm512_set1_epi64, _mm512_set1_epi8, _mm512_setzero_si512, _mm512_shuffle_epi8,
+    _mm512_slli_epi64, _mm512_srai_epi64, _mm512_srli_epi64, _mm512_srlv_epi64, _mm512_storeu_si512,
+    _mm512_sub_epi64, _mm512_ternarylogic_epi64, _mm512_test_epi64_mask, _mm512_xor_si512,
+};
+use core::arch::x86_64::{
+    _mm512_add_epi32, _mm512_cmplt_epi32_mask, _mm512_lzcnt_epi32, _mm512_mask_mov_epi32,
+    _mm512_reduce_add_epi32, _mm512_set1_epi32, _mm512_slli_epi32, _mm512_srai_epi32, _mm512_srli_epi32,
+    _mm512_sub_epi32,
+};
+use core::arch::x86_64::{
+    _mm512_castsi256_si512, _mm512_cvtepi64_epi32, _mm512_inserti64x4, _mm512_srlv_epi32,
+    _mm512_ternarylogic_epi32, _mm512_test_epi32_mask,
+};
+
+/// Bytes that must remain in the output before a step: its stores write 64 bytes at the current
+/// position, and a wide step stores twice, the second up to 40 bytes further on.
+const MARGIN: usize = 40 + 64;
+
+/// 64 bytes as a constant register image.
+#[repr(align(64))]
+struct Bytes64([u8; 64]);
+
+/// Builds a register image from the byte pattern of one 16-byte lane.
+const fn lanes16(lane: [u8; 16]) -> Bytes64 {
+    let mut a = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        a[i] = lane[i % 16];
+        i += 1;
+    }
+    Bytes64(a)
+}
+
+/// `vpmultishiftqb` offsets: byte `j` of a lane takes bits `7j..7j+8` of the value.
+static SHIFTS8: Bytes64 = lanes16([0, 7, 14, 21, 28, 35, 42, 49, 0, 7, 14, 21, 28, 35, 42, 49]);
+/// In 16-byte lanes (the value in both qwords): bytes 0..8 as above, byte 8 bits 56..63, byte 9
+/// bit 63 (the rest of its eight bits wrap around and are masked off).
+static SHIFTS16: Bytes64 = lanes16([0, 7, 14, 21, 28, 35, 42, 49, 56, 63, 0, 0, 0, 0, 0, 0]);
+/// The payload bits of each byte in 16-byte lanes.
+static PAYLOAD16: Bytes64 =
+    lanes16([0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x01, 0, 0, 0, 0, 0, 0]);
+/// Byte `i` of a 16-byte lane is `i`.
+static BYTE_IN_LANE16: Bytes64 = lanes16([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+/// Byte `i` of a 16-byte lane is `i + 1`.
+static BYTE_IN_LANE16_PLUS1: Bytes64 = lanes16([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
+
+/// Qword indices `[4h, 4h, 4h+1, 4h+1, ..]`: half `h` of eight values, each value twice.
+static DOUBLE_HALF: [[u64; 8]; 2] = [[0, 0, 1, 1, 2, 2, 3, 3], [4, 4, 5, 5, 6, 6, 7, 7]];
+
+/// Loads one of the constant images.
+#[inline(always)]
+fn image(bytes: &Bytes64) -> __m512i {
+    // SAFETY: 64 readable bytes; only called inside AVX-512F functions.
+    unsafe { _mm512_loadu_si512(bytes.0.as_ptr() as *const __m512i) }
+}
+
+/// How an element type becomes 64-bit wire values, eight at a time.
+trait Wire {
+    type Elem: Copy;
+    /// The eight elements at `p` as wire values, one per 64-bit lane.
+    ///
+    /// # Safety
+    /// `p` must be valid for reads of eight elements; AVX-512F/VL and AVX2.
+    unsafe fn load8(p: *const Self::Elem) -> __m512i;
+    /// The portable encoder of the type: the reference, and the tail.
+    fn portable(values: &[Self::Elem], out: &mut [u8]) -> Result<usize>;
+    /// The sixteen elements at `p` as 32-bit wire values, one per 32-bit lane, if all are
+    /// below 2^28 (at most four bytes each).
+    ///
+    /// # Safety
+    /// `p` must be valid for reads of sixteen elements; AVX-512F/VL and AVX2.
+    #[inline(always)]
+    unsafe fn load16_short(p: *const Self::Elem) -> Option<__m512i> {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let (lo, hi) = (Self::load8(p), Self::load8(p.add(8)));
+            let high_bits = _mm512_set1_epi64(!0x0fff_ffff);
+            if _mm512_test_epi64_mask(_mm512_or_si512(lo, hi), high_bits) != 0 {
+                return None;
+            }
+            Some(_mm512_inserti64x4::<1>(
+                _mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)),
+                _mm512_cvtepi64_epi32(hi),
+            ))
+        }
+    }
+    /// The total varint length of `values`, a multiple of 8 of them.
+    ///
+    /// # Safety
+    /// AVX-512F/VL/CD and AVX2.
+    #[inline(always)]
+    unsafe fn total_len(values: &[Self::Elem]) -> usize {
+        // SAFETY: the caller guarantees the instruction set.
+        let mut sum = unsafe { _mm512_setzero_si512() };
+        for chunk in values.chunks_exact(8) {
+            // SAFETY: eight readable elements; the caller guarantees the instruction set.
+            sum = unsafe { _mm512_add_epi64(sum, lengths(Self::load8(chunk.as_ptr()))) };
+        }
+        // SAFETY: the caller guarantees the instruction set.
+        unsafe { _mm512_reduce_add_epi64(sum) as usize }
+    }
+}
+
+/// How [`total_len_32`] reads 32-bit elements.
+const PLAIN: u8 = 0;
+/// `int32`: a negative value is sign-extended, 10 bytes.
+const INT32: u8 = 1;
+/// `sint32`: zigzag first.
+const ZIGZAG: u8 = 2;
+
+/// The total varint length of 32-bit elements, sixteen a step in 32-bit lanes, each lane summing
+/// at most 2^20 steps; the last (fewer than sixteen) by the portable length.
+///
+/// # Safety
+/// AVX-512F/CD.
+#[inline(always)]
+unsafe fn total_len_32<const KIND: u8>(values: &[u32], portable_len: impl Fn(&[u32]) -> usize) -> usize {
+    let mut total = 0usize;
+    for run in values.chunks(16 << 20) {
+        let blocks = run.chunks_exact(16);
+        let rest = blocks.remainder();
+        // SAFETY: each block has sixteen readable elements; the caller guarantees the
+        // instruction set.
+        unsafe {
+            let mut sum = _mm512_setzero_si512();
+            for block in blocks {
+                let x = _mm512_loadu_si512(block.as_ptr() as *const __m512i);
+                let w = if KIND == ZIGZAG {
+                    _mm512_xor_si512(_mm512_slli_epi32::<1>(x), _mm512_srai_epi32::<31>(x))
+                } else {
+                    x
+                };
+                let top = _mm512_sub_epi32(
+                    _mm512_set1_epi32(31),
+                    _mm512_lzcnt_epi32(_mm512_or_si512(w, _mm512_set1_epi32(1))),
+                );
+                let nine = _mm512_add_epi32(_mm512_slli_epi32::<3>(top), top);
+                let mut len = _mm512_srli_epi32::<6>(_mm512_add_epi32(nine, _mm512_set1_epi32(73)));
+                if KIND == INT32 {
+                    len = _mm512_mask_mov_epi32(
+                        len,
+                        _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512()),
+                        _mm512_set1_epi32(10),
+                    );
+                }
+                sum = _mm512_add_epi32(sum, len);
+            }
+            total += _mm512_reduce_add_epi32(sum) as u32 as usize;
+        }
+        total += portable_len(rest);
+    }
+    total
+}
+
+struct Uint64;
+struct Uint32;
+struct Int32;
+struct Sint64;
+struct Sint32;
+
+impl Wire for Uint64 {
+    type Elem = u64;
+    #[inline(always)]
+    unsafe fn load8(p: *const u64) -> __m512i {
+        // SAFETY: forwarded from the caller.
+        unsafe { _mm512_loadu_si512(p as *const __m512i) }
+    }
+    fn portable(values: &[u64], out: &mut [u8]) -> Result<usize> {
+        portable::encode_u64(values, out)
+    }
+}
+
+impl Wire for Uint32 {
+    type Elem = u32;
+    #[inline(always)]
+    unsafe fn load8(p: *const u32) -> __m512i {
+        // SAFETY: forwarded from the caller.
+        unsafe { _mm512_cvtepu32_epi64(_mm256_loadu_si256(p as *const __m256i)) }
+    }
+    #[inline(always)]
+    unsafe fn load16_short(p: *const Self::Elem) -> Option<__m512i> {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let x = _mm512_loadu_si512(p as *const __m512i);
+            if _mm512_test_epi32_mask(x, _mm512_set1_epi32(!0x0fff_ffff)) != 0 {
+                return None;
+            }
+            Some(x)
+        }
+    }
+    fn portable(values: &[u32], out: &mut [u8]) -> Result<usize> {
+        portable::encode_u32(values, out)
+    }
+    #[inline(always)]
+    unsafe fn total_len(values: &[u32]) -> usize {
+        // SAFETY: forwarded from the caller.
+        unsafe { total_len_32::<PLAIN>(values, crate::packed::encoded_len_u32) }
+    }
+}
+
+impl Wire for Int32 {
+    type Elem = i32;
+    #[inline(always)]
+    unsafe fn load8(p: *const i32) -> __m512i {
+        // Sign-extended, as protobuf encodes a negative `int32` (ten bytes).
+        // SAFETY: forwarded from the caller.
+        unsafe { _mm512_cvtepi32_epi64(_mm256_loadu_si256(p as *const __m256i)) }
+    }
+    #[inline(always)]
+    unsafe fn load16_short(p: *const Self::Elem) -> Option<__m512i> {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let x = _mm512_loadu_si512(p as *const __m512i);
+            if _mm512_test_epi32_mask(x, _mm512_set1_epi32(!0x0fff_ffff)) != 0 {
+                return None;
+            }
+            Some(x)
+        }
+    }
+    fn portable(values: &[i32], out: &mut [u8]) -> Result<usize> {
+        portable::encode_i32(values, out)
+    }
+    #[inline(always)]
+    unsafe fn total_len(values: &[i32]) -> usize {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            total_len_32::<INT32>(bytemuck::cast_slice(values), |v| {
+                crate::packed::encoded_len_i32(bytemuck::cast_slice(v))
+            })
+        }
+    }
+}
+
+impl Wire for Sint64 {
+    type Elem = i64;
+    #[inline(always)]
+    unsafe fn load8(p: *const i64) -> __m512i {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let x = _mm512_loadu_si512(p as *const __m512i);
+            _mm512_xor_si512(_mm512_slli_epi64::<1>(x), _mm512_srai_epi64::<63>(x))
+        }
+    }
+    fn portable(values: &[i64], out: &mut [u8]) -> Result<usize> {
+        portable::encode_sint64(values, out)
+    }
+}
+
+impl Wire for Sint32 {
+    type Elem = i32;
+    #[inline(always)]
+    unsafe fn load8(p: *const i32) -> __m512i {
+        // Zigzag in 32 bits, then zero-extended.
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let x = _mm256_loadu_si256(p as *const __m256i);
+            _mm512_cvtepu32_epi64(_mm256_xor_si256(_mm256_slli_epi32::<1>(x), _mm256_srai_epi32::<31>(x)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn load16_short(p: *const Self::Elem) -> Option<__m512i> {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let x = _mm512_loadu_si512(p as *const __m512i);
+            let x = _mm512_xor_si512(_mm512_slli_epi32::<1>(x), _mm512_srai_epi32::<31>(x));
+            if _mm512_test_epi32_mask(x, _mm512_set1_epi32(!0x0fff_ffff)) != 0 {
+                return None;
+            }
+            Some(x)
+        }
+    }
+    fn portable(values: &[i32], out: &mut [u8]) -> Result<usize> {
+        portable::encode_sint32(values, out)
+    }
+    #[inline(always)]
+    unsafe fn total_len(values: &[i32]) -> usize {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            total_len_32::<ZIGZAG>(bytemuck::cast_slice(values), |v| {
+                crate::packed::encoded_len_sint32(bytemuck::cast_slice(v))
+            })
+        }
+    }
+}
+
+/// The varint length (1..=10) of each 64-bit lane: `((63 - lzcnt(v | 1)) * 9 + 73) / 64`, which
+/// is `bits / 7 + 1` for the index `bits` of the highest set bit.
+///
+/// # Safety
+/// AVX-512F/CD.
+#[inline(always)]
+unsafe fn lengths(v: __m512i) -> __m512i {
+    // SAFETY: the caller guarantees the instruction set.
+    unsafe {
+        let top = _mm512_sub_epi64(
+            _mm512_set1_epi64(63),
+            _mm512_lzcnt_epi64(_mm512_or_si512(v, _mm512_set1_epi64(1))),
+        );
+        let nine = _mm512_add_epi64(_mm512_slli_epi64::<3>(top), top);
+        _mm512_srli_epi64::<6>(_mm512_add_epi64(nine, _mm512_set1_epi64(73)))
+    }
+}
+
+/// Encodes the values whose groups and lengths are in `groups` (7-bit groups in bytes, upper
+/// bytes zero) and `len_bytes` (each byte: its value's length), lanes of which bytes `index`
+/// (`index_plus1`) count from 0 (1): sets the continuation bits, compacts the bytes of every
+/// value and stores 64 bytes at `dst`. Returns the bytes of the values.
+///
+/// # Safety
+/// `dst` must be valid for writes of 64 bytes; AVX-512F/BW/VBMI2.
+#[inline(always)]
+unsafe fn store_compacted(
+    groups: __m512i,
+    len_bytes: __m512i,
+    index: &Bytes64,
+    index_plus1: &Bytes64,
+    dst: *mut u8,
+) -> usize {
+    // SAFETY: the caller guarantees the instruction set and the 64 writable bytes.
+    unsafe {
+        let keep = _mm512_cmpgt_epu8_mask(len_bytes, image(index));
+        let carry_on = _mm512_cmpgt_epu8_mask(len_bytes, image(index_plus1));
+        let bytes = _mm512_mask_add_epi8(groups, carry_on, groups, _mm512_set1_epi8(-128));
+        _mm512_storeu_si512(dst as *mut __m512i, _mm512_maskz_compress_epi8(keep, bytes));
+        keep.count_ones() as usize
+    }
+}
+
+/// `vpmultishiftqb` offsets for two 32-bit values per qword: bytes 0..4 take bits `7j..7j+8`
+/// of the low dword, bytes 4..8 of the high one.
+static SHIFTS4: Bytes64 = lanes16([0, 7, 14, 21, 32, 39, 46, 53, 0, 7, 14, 21, 32, 39, 46, 53]);
+
+/// Encodes sixteen 32-bit wire values below 2^28 (`x`, one per 32-bit lane: at most 64 bytes)
+/// at `dst`, as [`encode8`] does in 64-bit lanes; returns the bytes written.
+///
+/// # Safety
+/// `dst` must be valid for writes of 64 bytes; AVX-512F/BW/VL/CD/VBMI/VBMI2.
+#[inline(always)]
+unsafe fn encode16(x: __m512i, dst: *mut u8) -> usize {
+    // SAFETY: the caller guarantees the instruction set and the 64 writable bytes.
+    unsafe {
+        let groups =
+            _mm512_and_si512(_mm512_multishift_epi64_epi8(image(&SHIFTS4), x), _mm512_set1_epi8(0x7f));
+        let lz = _mm512_lzcnt_epi32(_mm512_or_si512(groups, _mm512_set1_epi32(1)));
+        let keep = _mm512_srlv_epi32(_mm512_set1_epi32(-1), _mm512_and_si512(lz, _mm512_set1_epi32(0x18)));
+        let bytes =
+            _mm512_ternarylogic_epi32::<0xf8>(groups, _mm512_srli_epi32::<8>(keep), _mm512_set1_epi8(-128));
+        let keep = _mm512_movepi8_mask(keep);
+        _mm512_storeu_si512(dst as *mut __m512i, _mm512_maskz_compress_epi8(keep, bytes));
+        keep.count_ones() as usize
+    }
+}
+
+/// Encodes eight wire values `v` at `dst`; returns the bytes written.
+///
+/// # Safety
+/// `dst` must be valid for writes of [`MARGIN`] bytes; AVX-512F/BW/VL/CD/VBMI/VBMI2.
+#[inline(always)]
+unsafe fn encode8(v: __m512i, dst: *mut u8) -> usize {
+    // SAFETY: the caller guarantees the instruction set and the MARGIN writable bytes.
+    unsafe {
+        if _mm512_test_epi64_mask(v, _mm512_set1_epi64(-1 << 56)) == 0 {
+            // At most 8 bytes each. The groups' own leading zeros give each lane's bytes: all
+            // ones shifted right by whole bytes past the top non-zero group (a zero value keeps
+            // one byte), and that mask shifted down one byte gives the continuation bits.
+            let groups =
+                _mm512_and_si512(_mm512_multishift_epi64_epi8(image(&SHIFTS8), v), _mm512_set1_epi8(0x7f));
+            let lz = _mm512_lzcnt_epi64(_mm512_or_si512(groups, _mm512_set1_epi64(1)));
+            let keep =
+                _mm512_srlv_epi64(_mm512_set1_epi64(-1), _mm512_and_si512(lz, _mm512_set1_epi64(0x38)));
+            // groups | (keep >> 8 & 0x80..)
+            let bytes = _mm512_ternarylogic_epi64::<0xf8>(
+                groups,
+                _mm512_srli_epi64::<8>(keep),
+                _mm512_set1_epi8(-128),
+            );
+            let keep = _mm512_movepi8_mask(keep);
+            _mm512_storeu_si512(dst as *mut __m512i, _mm512_maskz_compress_epi8(keep, bytes));
+            return keep.count_ones() as usize;
+        }
+        let lens = lengths(v);
+        // A value over 8 bytes: four at a time, each in a 16-byte lane (at most 40 bytes).
+        let mut written = 0;
+        for half in &DOUBLE_HALF {
+            let select = _mm512_loadu_si512(half.as_ptr() as *const __m512i);
+            let doubled = _mm512_permutexvar_epi64(select, v);
+            let groups = _mm512_multishift_epi64_epi8(image(&SHIFTS16), doubled);
+            let groups = _mm512_and_si512(groups, image(&PAYLOAD16));
+            // Byte 0 of each 16-byte lane holds its value's length.
+            let len_bytes =
+                _mm512_shuffle_epi8(_mm512_permutexvar_epi64(select, lens), _mm512_setzero_si512());
+            written +=
+                store_compacted(groups, len_bytes, &BYTE_IN_LANE16, &BYTE_IN_LANE16_PLUS1, dst.add(written));
+        }
+        written
+    }
+}
+
+/// Packed varint encoding of `values`, eight at a time (see the module documentation).
+///
+/// # Safety
+/// AVX-512F/BW/VL/CD/VBMI/VBMI2 and AVX2.
+#[inline(always)]
+unsafe fn encode<W: Wire>(values: &[W::Elem], out: &mut [u8]) -> Result<usize> {
+    let whole = values.len() / 8 * 8;
+    let (head, rest) = values.split_at(whole);
+    // SAFETY: the caller guarantees the instruction set.
+    let mut total = unsafe { W::total_len(head) };
+    if !rest.is_empty() {
+        let mut last = [0u8; 10 * 8];
+        total += W::portable(rest, &mut last)?;
+    }
+    let Some(out) = out.get_mut(..total) else {
+        return Err(Error::new(ErrorKind::OutputTooSmall, 0));
+    };
+    let dst = out.as_mut_ptr();
+    let (mut pos, mut done) = (0usize, 0usize);
+    // Sixteen at a time in 32-bit lanes while they are short, else eight in 64-bit lanes.
+    while values.len() - done >= 16 && total - pos >= MARGIN {
+        // SAFETY: `done + 16 <= values.len()`; `pos + MARGIN <= total = out.len()`; the caller
+        // guarantees the instruction set.
+        unsafe {
+            if let Some(x) = W::load16_short(values.as_ptr().add(done)) {
+                pos += encode16(x, dst.add(pos));
+                done += 16;
+                continue;
+            }
+            let v = W::load8(values.as_ptr().add(done));
+            pos += encode8(v, dst.add(pos));
+        }
+        done += 8;
+    }
+    while values.len() - done >= 8 && total - pos >= MARGIN {
+        // SAFETY: `done + 8 <= values.len()`; `pos + MARGIN <= total = out.len()`; the caller
+        // guarantees the instruction set.
+        unsafe {
+            let v = W::load8(values.as_ptr().add(done));
+            pos += encode8(v, dst.add(pos));
+        }
+        done += 8;
+    }
+    W::portable(&values[done..], &mut out[pos..]).map(|n| pos + n)
+}
+
+/// Instantiates [`encode`] for one element type inside an AVX-512 function.
+macro_rules! encoder {
+    ($name:ident, $wire:ty, $elem:ty) => {
+        #[target_feature(
+            enable = "avx512f,avx512bw,avx512vl,avx512cd,avx512vbmi,avx512vbmi2,avx2,bmi1,bmi2,lzcnt,popcnt"
+        )]
+        pub(crate) unsafe fn $name(values: &[$elem], out: &mut [u8]) -> Result<usize> {
+            // SAFETY: only reachable through the AVX-512 table, handed out once the CPU has
+            // these features.
+            unsafe { encode::<$wire>(values, out) }
+        }
+    };
+}
+
+encoder!(encode_u64, Uint64, u64);
+encoder!(encode_u32, Uint32, u32);
+encoder!(encode_i32, Int32, i32);
+encoder!(encode_sint64, Sint64, i64);
+encoder!(encode_sint32, Sint32, i32);
+
+/// Booleans are one byte each whatever the backend: the portable encoder.
+pub(crate) fn encode_bool(values: &[bool], out: &mut [u8]) -> Result<usize> {
+    portable::encode_bool(values, out)
+}
