@@ -189,6 +189,23 @@ impl Wire for Uint64 {
     }
 }
 
+/// Sixteen 32-bit values from `p`, if every one is below 2^28 (four 7-bit groups at most; a
+/// negative `int32` has its top bits set and so is refused too).
+///
+/// # Safety
+/// `p` must be valid for reads of 64 bytes; AVX-512F.
+#[inline(always)]
+unsafe fn load16_below_2_28(p: *const u8) -> Option<__m512i> {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        let x = _mm512_loadu_si512(p as *const __m512i);
+        if _mm512_test_epi32_mask(x, _mm512_set1_epi32(!0x0fff_ffff)) != 0 {
+            return None;
+        }
+        Some(x)
+    }
+}
+
 impl Wire for Uint32 {
     type Elem = u32;
     #[inline(always)]
@@ -199,13 +216,7 @@ impl Wire for Uint32 {
     #[inline(always)]
     unsafe fn load16_short(p: *const Self::Elem) -> Option<__m512i> {
         // SAFETY: forwarded from the caller.
-        unsafe {
-            let x = _mm512_loadu_si512(p as *const __m512i);
-            if _mm512_test_epi32_mask(x, _mm512_set1_epi32(!0x0fff_ffff)) != 0 {
-                return None;
-            }
-            Some(x)
-        }
+        unsafe { load16_below_2_28(p as *const u8) }
     }
     fn portable(values: &[u32], out: &mut [u8]) -> Result<usize> {
         portable::encode_u32(values, out)
@@ -228,13 +239,7 @@ impl Wire for Int32 {
     #[inline(always)]
     unsafe fn load16_short(p: *const Self::Elem) -> Option<__m512i> {
         // SAFETY: forwarded from the caller.
-        unsafe {
-            let x = _mm512_loadu_si512(p as *const __m512i);
-            if _mm512_test_epi32_mask(x, _mm512_set1_epi32(!0x0fff_ffff)) != 0 {
-                return None;
-            }
-            Some(x)
-        }
+        unsafe { load16_below_2_28(p as *const u8) }
     }
     fn portable(values: &[i32], out: &mut [u8]) -> Result<usize> {
         portable::encode_i32(values, out)
