@@ -961,7 +961,12 @@ fn main() {
     let mut rows = Vec::new();
     let started = Instant::now();
     for spec in specs(cfg.quick) {
-        if !cfg.words.iter().all(|w| spec.id.contains(w.as_str())) {
+        // A word ending in `$` must end the id (`/100$` picks the 100-value rows only).
+        let matches = |w: &String| match w.strip_suffix('$') {
+            Some(suffix) => spec.id.ends_with(suffix),
+            None => spec.id.contains(w.as_str()),
+        };
+        if !cfg.words.iter().all(matches) {
             continue;
         }
         eprintln!("[{:6.1}s] {}", started.elapsed().as_secs_f64(), spec.id);

@@ -252,8 +252,13 @@ unsafe fn decode_window<X: Compress, T, const LENGTHS: u8>(
 /// previous varint's length, and none branches on a length. A window of only terminators is
 /// widened in one go; one with no run of eight continuation bytes (so no varint over 8 bytes)
 /// takes the short-varint loop; others the full one. A varint that starts in the window but ends
-/// after it is left for the next window. Anything unusual (an overflowing varint, no terminator
-/// in a window) and the tail go to the reference from the window's start.
+/// after it is left for the next window. The last bytes (fewer than a window and its margin) are
+/// copied into a zero-padded stack window whose terminator bits past the payload's end are
+/// cleared, so that the vector code finishes short payloads too. With fewer than 64 outputs of
+/// room left, a window decodes into a stack buffer and is copied out if it fits. Anything
+/// unusual (an overflowing varint, no terminator in a window, a window with more varints than
+/// the output has room for, a varint cut by the payload's end) goes to the reference from the
+/// window's start.
 ///
 /// # Safety
 /// The CPU must support the instruction sets of `V` and `X`.
@@ -266,17 +271,32 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
     let src = payload.as_ptr();
     let dst = out.as_mut_ptr();
     let (mut pos, mut n) = (0usize, 0usize);
-    // A window is entered only with a 16-byte margin after it, so that every varint ending in
-    // it can be read as 10 bytes unchecked, and with room for 64 outputs, the most varints that
-    // can end in a window.
-    while payload.len() - pos >= WINDOW + 16 && out.len() - n >= WINDOW {
-        // SAFETY: `pos + 64 <= payload.len()`.
-        let base = unsafe { src.add(pos) };
-        // SAFETY: 64 readable bytes at `base`; the caller guarantees the instruction set.
-        let stops = unsafe { terminators::<V>(base) };
-        if stops == u64::MAX {
+    // The tail's window. Bytes past the payload's end may hold an earlier tail's: they are never
+    // terminators of the window, and a varint's value depends only on its own bytes.
+    let mut padded = [0u8; WINDOW + 16];
+    // Where a window's values go when the output has room for fewer than 64, the most varints
+    // that can end in a window.
+    let mut spill = [core::mem::MaybeUninit::<T>::uninit(); WINDOW];
+    // A window is read with a 16-byte margin after it (the payload's or `padded`'s), so that
+    // every varint ending in it can be read as 10 bytes unchecked.
+    while pos < payload.len() {
+        let left = payload.len() - pos;
+        let (base, stops) = if left >= WINDOW + 16 {
+            // SAFETY: `pos + 80 <= payload.len()`.
+            let base = unsafe { src.add(pos) };
+            // SAFETY: 64 readable bytes at `base`; the caller guarantees the instruction set.
+            (base, unsafe { terminators::<V>(base) })
+        } else {
+            padded[..left].copy_from_slice(&payload[pos..]);
+            let base = padded.as_ptr();
+            // SAFETY: `padded` has 80 readable bytes; the caller guarantees the instruction set.
+            let stops = unsafe { terminators::<V>(base) };
+            (base, if left >= WINDOW { stops } else { stops & ((1u64 << left) - 1) })
+        };
+        let room = out.len() - n;
+        if stops == u64::MAX && room >= WINDOW {
             for i in 0..WINDOW {
-                // SAFETY: `pos + i < payload.len()` and `n + i < out.len()` by the loop condition.
+                // SAFETY: 64 readable bytes at `base`, and `n + i < out.len()`.
                 unsafe { dst.add(n + i).write(convert(*base.add(i) as u64)) };
             }
             pos += WINDOW;
@@ -292,11 +312,22 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
         let carry2 = carry & carry >> 1;
         let carry4 = carry2 & carry2 >> 2;
         let long_ends = (carry4 & carry4 >> 4) << 8 & stops;
-        // SAFETY: the loop condition gives the 64 + 16 readable bytes and 64 outputs of room.
-        let (written, consumed, overflow) =
-            unsafe { W::decode::<X, T>(base, stops, long_ends, dst.add(n), convert) };
-        if overflow {
+        let to = if room >= WINDOW {
+            // SAFETY: `n <= out.len()`.
+            unsafe { dst.add(n) }
+        } else {
+            spill.as_mut_ptr() as *mut T
+        };
+        // SAFETY: 64 + 16 readable bytes at `base` (the payload, or `padded`), and room for 64
+        // values at `to` (the output, or `spill`).
+        let (written, consumed, overflow) = unsafe { W::decode::<X, T>(base, stops, long_ends, to, convert) };
+        if overflow || written > room {
             return finish(payload, out, pos, n, convert);
+        }
+        if room < WINDOW {
+            // SAFETY: the decoder initialised `spill[..written]`, and `written <= room`; the
+            // two buffers are distinct.
+            unsafe { core::ptr::copy_nonoverlapping(to, dst.add(n), written) };
         }
         n += written;
         pos += consumed;
