@@ -189,14 +189,14 @@ impl Kernel {
     #[inline]
     pub fn decode_u64(&self, payload: &[u8], out: &mut [u64]) -> Result<usize> {
         // SAFETY: a `Kernel` holds a table only after the CPU was found to support it.
-        unsafe { (self.fns.decode_u64)(payload, out) }
+        unsafe { (self.fns.decode_u64)(crate::arch::Payload::new(payload), out) }
     }
 
     /// See [`crate::packed::decode_u32`].
     #[inline]
     pub fn decode_u32(&self, payload: &[u8], out: &mut [u32]) -> Result<usize> {
         // SAFETY: as for `decode_u64`.
-        unsafe { (self.fns.decode_u32)(payload, out) }
+        unsafe { (self.fns.decode_u32)(crate::arch::Payload::new(payload), out) }
     }
 
     /// See [`crate::packed::decode_i64`]: the `u64` kernel, as the bits are the same.
@@ -215,21 +215,21 @@ impl Kernel {
     #[inline]
     pub fn decode_sint64(&self, payload: &[u8], out: &mut [i64]) -> Result<usize> {
         // SAFETY: as for `decode_u64`.
-        unsafe { (self.fns.decode_sint64)(payload, out) }
+        unsafe { (self.fns.decode_sint64)(crate::arch::Payload::new(payload), out) }
     }
 
     /// See [`crate::packed::decode_sint32`].
     #[inline]
     pub fn decode_sint32(&self, payload: &[u8], out: &mut [i32]) -> Result<usize> {
         // SAFETY: as for `decode_u64`.
-        unsafe { (self.fns.decode_sint32)(payload, out) }
+        unsafe { (self.fns.decode_sint32)(crate::arch::Payload::new(payload), out) }
     }
 
     /// See [`crate::packed::decode_bool`].
     #[inline]
     pub fn decode_bool(&self, payload: &[u8], out: &mut [bool]) -> Result<usize> {
         // SAFETY: as for `decode_u64`.
-        unsafe { (self.fns.decode_bool)(payload, out) }
+        unsafe { (self.fns.decode_bool)(crate::arch::Payload::new(payload), out) }
     }
 
     /// See [`crate::packed::count_varints`].
@@ -286,4 +286,37 @@ impl Kernel {
         // SAFETY: as for `decode_u64`.
         unsafe { (self.fns.encode_bool)(values, out) }
     }
+}
+
+/// The `*_unchecked` decoders of a [`Kernel`]: each as the safe one, for a payload followed by
+/// [`crate::packed::UNCHECKED_SLOP`] readable bytes.
+macro_rules! unchecked_decoders {
+    ($($name:ident: $kernel:ident, $elem:ty, $adapt:path;)*) => {
+        impl Kernel {$(
+            #[doc = concat!("See [`crate::packed::", stringify!($name), "`].")]
+            ///
+            /// # Safety
+            /// As for that function: `payload` valid for reads of
+            /// `len + UNCHECKED_SLOP` initialised bytes, unmodified during the call.
+            #[inline]
+            pub unsafe fn $name(&self, payload: *const u8, len: usize, out: &mut [$elem]) -> Result<usize> {
+                // SAFETY: the caller's contract is `with_slop`'s; a `Kernel` holds a table only
+                // after the CPU was found to support it.
+                unsafe {
+                    let payload = crate::arch::Payload::with_slop(payload, len, crate::packed::UNCHECKED_SLOP);
+                    (self.fns.$kernel)(payload, $adapt(out))
+                }
+            }
+        )*}
+    };
+}
+
+unchecked_decoders! {
+    decode_u64_unchecked: decode_u64, u64, core::convert::identity;
+    decode_u32_unchecked: decode_u32, u32, core::convert::identity;
+    decode_i64_unchecked: decode_u64, i64, bytemuck::cast_slice_mut;
+    decode_i32_unchecked: decode_u32, i32, bytemuck::cast_slice_mut;
+    decode_sint64_unchecked: decode_sint64, i64, core::convert::identity;
+    decode_sint32_unchecked: decode_sint32, i32, core::convert::identity;
+    decode_bool_unchecked: decode_bool, bool, core::convert::identity;
 }

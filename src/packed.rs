@@ -25,8 +25,15 @@
 //! assert_eq!(out, payload);
 //! ```
 
+use crate::arch::Payload;
 use crate::error::{Error, ErrorKind, Result};
 use crate::varint;
+
+/// How many bytes after a payload the `*_unchecked` decoders (such as [`decode_u64_unchecked`])
+/// may read: enough for a 64-byte block load at every varint, so that they never copy the tail.
+/// The bytes are read but never decide a result, so they may hold anything (the rest of the
+/// message, say); they must be initialised memory of the same allocation.
+pub const UNCHECKED_SLOP: usize = 64;
 
 /// How a protobuf varint type maps to its Rust element type, which dispatched kernel decodes
 /// it, and how a block of it is encoded.
@@ -41,7 +48,7 @@ trait VarintType {
     /// Encodes a block of [`BLOCK`] elements at the start of `dst`; `None` (nothing written)
     /// when `dst` lacks room for their bytes plus [`BLOCK_SLACK`].
     fn encode_block(block: &[Self::Elem; BLOCK], dst: &mut [u8]) -> Option<usize>;
-    fn decode(payload: &[u8], out: &mut [Self::Elem]) -> Result<usize>;
+    fn decode(payload: Payload, out: &mut [Self::Elem]) -> Result<usize>;
     /// Encodes through the dispatched kernel.
     fn encode(values: &[Self::Elem], out: &mut [u8]) -> Result<usize>;
 }
@@ -183,7 +190,7 @@ macro_rules! varint_type {
                 $block
             }
             #[inline(always)]
-            fn decode(payload: &[u8], out: &mut [$elem]) -> Result<usize> {
+            fn decode(payload: Payload, out: &mut [$elem]) -> Result<usize> {
                 let fns = crate::backend::active();
                 // SAFETY: `active` hands out only a table the CPU supports.
                 unsafe { (fns.$kernel)(payload, $adapt(out)) }
@@ -294,7 +301,7 @@ varint_type!(
 
 #[inline]
 fn decode_varint_type<V: VarintType>(payload: &[u8], out: &mut [V::Elem]) -> Result<usize> {
-    V::decode(payload, out)
+    V::decode(Payload::new(payload), out)
 }
 
 #[inline]
@@ -380,11 +387,36 @@ pub fn count_varints(payload: &[u8]) -> usize {
 }
 
 macro_rules! varint_api {
-    ($ty:ident, $elem:ty, $proto:literal, $decode:ident, $extend:ident, $encode:ident, $len:ident) => {
+    ($ty:ident, $elem:ty, $proto:literal, $decode:ident, $unchecked:ident, $extend:ident, $encode:ident, $len:ident) => {
         #[doc = concat!("Decodes a packed `", $proto, "` payload into `out`; returns how many values were written.")]
         #[inline]
         pub fn $decode(payload: &[u8], out: &mut [$elem]) -> Result<usize> {
             decode_varint_type::<$ty>(payload, out)
+        }
+
+        #[doc = concat!("[`", stringify!($decode), "`] for a payload followed by [`UNCHECKED_SLOP`] readable bytes, which it may read so as not to copy the tail; same results and errors.")]
+        ///
+        /// # Safety
+        /// `payload` must be valid for reads of `len + UNCHECKED_SLOP` initialised bytes (one
+        /// allocation; the slop holds anything and decides no result), none of which may be
+        /// written during the call. `out` must not overlap them.
+        ///
+        /// ```
+        /// use pbwire::packed;
+        /// // A buffer with the payload at 2..6 and at least UNCHECKED_SLOP bytes after it.
+        /// let mut buf = vec![0u8; 6 + packed::UNCHECKED_SLOP];
+        /// buf[2..6].copy_from_slice(&[0x05, 0x96, 0x01, 0x7f]);
+        /// let (mut values, mut checked) = ([Default::default(); 3], [Default::default(); 3]);
+        /// // SAFETY: `buf` has UNCHECKED_SLOP initialised bytes after the payload's 4.
+        #[doc = concat!("let n = unsafe { packed::", stringify!($unchecked), "(buf.as_ptr().add(2), 4, &mut values) };")]
+        /// assert_eq!(n, Ok(3));
+        #[doc = concat!("assert_eq!(packed::", stringify!($decode), "(&buf[2..6], &mut checked), n);")]
+        /// assert_eq!(values, checked);
+        /// ```
+        #[inline]
+        pub unsafe fn $unchecked(payload: *const u8, len: usize, out: &mut [$elem]) -> Result<usize> {
+            // SAFETY: the caller's contract is `with_slop`'s.
+            <$ty as VarintType>::decode(unsafe { Payload::with_slop(payload, len, UNCHECKED_SLOP) }, out)
         }
 
         #[doc = concat!("Appends the values of a packed `", $proto, "` payload to `vec`, allocating once; returns how many. On error `vec` is left as it was.")]
@@ -407,13 +439,49 @@ macro_rules! varint_api {
     };
 }
 
-varint_api!(Uint64, u64, "uint64", decode_u64, extend_u64, encode_u64, encoded_len_u64);
-varint_api!(Uint32, u32, "uint32", decode_u32, extend_u32, encode_u32, encoded_len_u32);
-varint_api!(Int64, i64, "int64", decode_i64, extend_i64, encode_i64, encoded_len_i64);
-varint_api!(Int32, i32, "int32` or enum", decode_i32, extend_i32, encode_i32, encoded_len_i32);
-varint_api!(Sint64, i64, "sint64", decode_sint64, extend_sint64, encode_sint64, encoded_len_sint64);
-varint_api!(Sint32, i32, "sint32", decode_sint32, extend_sint32, encode_sint32, encoded_len_sint32);
-varint_api!(Bool, bool, "bool", decode_bool, extend_bool, encode_bool, encoded_len_bool);
+varint_api!(Uint64, u64, "uint64", decode_u64, decode_u64_unchecked, extend_u64, encode_u64, encoded_len_u64);
+varint_api!(Uint32, u32, "uint32", decode_u32, decode_u32_unchecked, extend_u32, encode_u32, encoded_len_u32);
+varint_api!(Int64, i64, "int64", decode_i64, decode_i64_unchecked, extend_i64, encode_i64, encoded_len_i64);
+varint_api!(
+    Int32,
+    i32,
+    "int32` or enum",
+    decode_i32,
+    decode_i32_unchecked,
+    extend_i32,
+    encode_i32,
+    encoded_len_i32
+);
+varint_api!(
+    Sint64,
+    i64,
+    "sint64",
+    decode_sint64,
+    decode_sint64_unchecked,
+    extend_sint64,
+    encode_sint64,
+    encoded_len_sint64
+);
+varint_api!(
+    Sint32,
+    i32,
+    "sint32",
+    decode_sint32,
+    decode_sint32_unchecked,
+    extend_sint32,
+    encode_sint32,
+    encoded_len_sint32
+);
+varint_api!(
+    Bool,
+    bool,
+    "bool",
+    decode_bool,
+    decode_bool_unchecked,
+    extend_bool,
+    encode_bool,
+    encoded_len_bool
+);
 
 /// The portable encoders, the scalar backend's (and the reference every backend's encoders must
 /// reproduce byte for byte); the SIMD backends without encoders of their own use them too.

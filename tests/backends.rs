@@ -16,38 +16,85 @@ fn reference() -> Kernel {
     Kernel::new(Backend::Scalar).unwrap()
 }
 
-/// Runs one decode on every backend and compares with the reference: the result, and the
-/// values written when it succeeded.
+/// A decoder of a `Kernel` taking the payload as pointer and length, for the `*_unchecked` ones.
+type Unchecked<T> = unsafe fn(&Kernel, *const u8, usize, &mut [T]) -> Result<usize>;
+
+/// Runs one decode on every backend, through the safe entry point and through the unchecked one
+/// (the payload copied, at the same alignment, in front of `UNCHECKED_SLOP` bytes of
+/// terminators, then of continuation bytes), and compares with the reference: the result, and
+/// the values written when it succeeded.
 fn same_on_every_backend<T: Copy + Default + PartialEq + core::fmt::Debug>(
     payload: &[u8],
     capacity: usize,
     decode: impl Fn(&Kernel, &[u8], &mut [T]) -> Result<usize>,
+    unchecked: Unchecked<T>,
 ) -> bool {
     let mut want = vec![T::default(); capacity];
     let want_result = decode(&reference(), payload, &mut want);
-    kernels().iter().all(|k| {
+    let align = payload.as_ptr() as usize % 64;
+    let agrees = |k: &Kernel, name: &str, run: &dyn Fn(&mut [T]) -> Result<usize>| {
         let mut got = vec![T::default(); capacity];
-        let result = decode(k, payload, &mut got);
+        let result = run(&mut got);
         let same = result == want_result && result.map_or(true, |n| got[..n] == want[..n]);
         if !same {
             eprintln!(
-                "{}: {result:?} != {want_result:?} on {payload:02x?} (capacity {capacity})",
+                "{} {name}: {result:?} != {want_result:?} on {payload:02x?} (capacity {capacity})",
                 k.backend()
             );
         }
         same
+    };
+    kernels().iter().all(|k| {
+        agrees(k, "safe", &|out| decode(k, payload, out))
+            && [0x00u8, 0x80].iter().all(|&fill| {
+                let mut buf = vec![fill; 64 + payload.len() + packed::UNCHECKED_SLOP];
+                let start = (64 + align - buf.as_ptr() as usize % 64) % 64;
+                buf[start..start + payload.len()].copy_from_slice(payload);
+                // SAFETY: `buf` holds `UNCHECKED_SLOP` initialised bytes after the payload.
+                let run =
+                    |out: &mut [T]| unsafe { unchecked(k, buf.as_ptr().add(start), payload.len(), out) };
+                agrees(k, &format!("unchecked, slop {fill:#04x}"), &run)
+            })
     })
 }
 
 fn all_types_agree(payload: &[u8], capacity: usize) -> bool {
-    same_on_every_backend::<u64>(payload, capacity, |k, p, o| k.decode_u64(p, o))
-        && same_on_every_backend::<u32>(payload, capacity, |k, p, o| k.decode_u32(p, o))
-        && same_on_every_backend::<i64>(payload, capacity, |k, p, o| k.decode_i64(p, o))
-        && same_on_every_backend::<i32>(payload, capacity, |k, p, o| k.decode_i32(p, o))
-        && same_on_every_backend::<i64>(payload, capacity, |k, p, o| k.decode_sint64(p, o))
-        && same_on_every_backend::<i32>(payload, capacity, |k, p, o| k.decode_sint32(p, o))
-        && same_on_every_backend::<bool>(payload, capacity, |k, p, o| k.decode_bool(p, o))
-        && kernels().iter().all(|k| k.count_varints(payload) == reference().count_varints(payload))
+    same_on_every_backend::<u64>(
+        payload,
+        capacity,
+        |k, p, o| k.decode_u64(p, o),
+        Kernel::decode_u64_unchecked,
+    ) && same_on_every_backend::<u32>(
+        payload,
+        capacity,
+        |k, p, o| k.decode_u32(p, o),
+        Kernel::decode_u32_unchecked,
+    ) && same_on_every_backend::<i64>(
+        payload,
+        capacity,
+        |k, p, o| k.decode_i64(p, o),
+        Kernel::decode_i64_unchecked,
+    ) && same_on_every_backend::<i32>(
+        payload,
+        capacity,
+        |k, p, o| k.decode_i32(p, o),
+        Kernel::decode_i32_unchecked,
+    ) && same_on_every_backend::<i64>(
+        payload,
+        capacity,
+        |k, p, o| k.decode_sint64(p, o),
+        Kernel::decode_sint64_unchecked,
+    ) && same_on_every_backend::<i32>(
+        payload,
+        capacity,
+        |k, p, o| k.decode_sint32(p, o),
+        Kernel::decode_sint32_unchecked,
+    ) && same_on_every_backend::<bool>(
+        payload,
+        capacity,
+        |k, p, o| k.decode_bool(p, o),
+        Kernel::decode_bool_unchecked,
+    ) && kernels().iter().all(|k| k.count_varints(payload) == reference().count_varints(payload))
 }
 
 #[test]

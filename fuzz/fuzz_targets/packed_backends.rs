@@ -60,6 +60,34 @@ fn check_varints(payload: &[u8], capacity: usize) {
     every_backend("packed::decode_u64", payload, capacity, &want, |_, p, o| packed::decode_u64(p, o));
     every_backend("packed::decode_sint32", payload, capacity, &zz32, |_, p, o| packed::decode_sint32(p, o));
 
+    // The unchecked entry points, with exactly `UNCHECKED_SLOP` bytes after the payload in its
+    // allocation (the payload's bytes again, then continuation bytes): a read past the slop is
+    // an AddressSanitizer report, and the slop must not change a result.
+    let slop = (0..packed::UNCHECKED_SLOP).map(|i| payload.get(i).copied().unwrap_or(0x80));
+    let slopped = exact_copy(&payload.iter().copied().chain(slop).collect::<Vec<u8>>());
+    let (p, len) = (slopped.as_ptr(), payload.len());
+    // SAFETY (all below): `p` has `len + UNCHECKED_SLOP` initialised bytes.
+    every_backend("u64 unchecked", payload, capacity, &want, |k, _, o| unsafe {
+        k.decode_u64_unchecked(p, len, o)
+    });
+    let want32 = mapped(&want, |v| v as u32);
+    every_backend("u32 unchecked", payload, capacity, &want32, |k, _, o| unsafe {
+        k.decode_u32_unchecked(p, len, o)
+    });
+    every_backend("sint64 unchecked", payload, capacity, &zz64, |k, _, o| unsafe {
+        k.decode_sint64_unchecked(p, len, o)
+    });
+    every_backend("sint32 unchecked", payload, capacity, &zz32, |k, _, o| unsafe {
+        k.decode_sint32_unchecked(p, len, o)
+    });
+    let bools = mapped(&want, |v| v != 0);
+    every_backend("bool unchecked", payload, capacity, &bools, |k, _, o| unsafe {
+        k.decode_bool_unchecked(p, len, o)
+    });
+    every_backend("packed::decode_u64_unchecked", payload, capacity, &want, |_, _, o| unsafe {
+        packed::decode_u64_unchecked(p, len, o)
+    });
+
     let terminators = payload.iter().filter(|&&b| b < 0x80).count();
     for b in backend::available() {
         assert_eq!(Kernel::new(b).unwrap().count_varints(payload), terminators, "count on {b}");

@@ -7,7 +7,7 @@
 //! by handing the rest of the input to the scalar reference at the exact position it reached, so
 //! results, errors and offsets are the reference's by construction.
 
-use crate::arch::scalar;
+use crate::arch::{scalar, Payload};
 use crate::error::Result;
 
 /// A block of `BYTES` input bytes in a SIMD register.
@@ -264,11 +264,14 @@ unsafe fn decode_window<X: Compress, T, const LENGTHS: u8>(
 /// The CPU must support the instruction sets of `V` and `X`.
 #[inline(always)]
 pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
-    payload: &[u8],
+    input: Payload,
     out: &mut [T],
     convert: impl Fn(u64) -> T + Copy,
 ) -> Result<usize> {
-    let src = payload.as_ptr();
+    let payload = input.bytes();
+    // Reads past the end go through `src`, whose provenance covers the slop too.
+    let src = input.ptr();
+    let slop = input.slop();
     let dst = out.as_mut_ptr();
     let (mut pos, mut n) = (0usize, 0usize);
     // The tail's window. Bytes past the payload's end may hold an earlier tail's: they are never
@@ -281,18 +284,18 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
     // every varint ending in it can be read as 10 bytes unchecked.
     while pos < payload.len() {
         let left = payload.len() - pos;
-        let (base, stops) = if left >= WINDOW + 16 {
-            // SAFETY: `pos + 80 <= payload.len()`.
-            let base = unsafe { src.add(pos) };
-            // SAFETY: 64 readable bytes at `base`; the caller guarantees the instruction set.
-            (base, unsafe { terminators::<V>(base) })
+        let base = if left + slop >= WINDOW + 16 {
+            // SAFETY: `pos < payload.len()`.
+            unsafe { src.add(pos) }
         } else {
             padded[..left].copy_from_slice(&payload[pos..]);
-            let base = padded.as_ptr();
-            // SAFETY: `padded` has 80 readable bytes; the caller guarantees the instruction set.
-            let stops = unsafe { terminators::<V>(base) };
-            (base, if left >= WINDOW { stops } else { stops & ((1u64 << left) - 1) })
+            padded.as_ptr()
         };
+        // SAFETY: 80 readable bytes at `base`: `pos + 80 <= len + slop`, or `padded`; the caller
+        // guarantees the instruction set.
+        let stops = unsafe { terminators::<V>(base) };
+        // Bytes past the end (slop, padding) are never terminators of the payload.
+        let stops = if left >= WINDOW { stops } else { stops & ((1u64 << left) - 1) };
         let room = out.len() - n;
         if stops == u64::MAX && room >= WINDOW {
             for i in 0..WINDOW {
@@ -318,7 +321,7 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
         } else {
             spill.as_mut_ptr() as *mut T
         };
-        // SAFETY: 64 + 16 readable bytes at `base` (the payload, or `padded`), and room for 64
+        // SAFETY: 64 + 16 readable bytes at `base` (the payload and slop, or `padded`), and room for 64
         // values at `to` (the output, or `spill`).
         let (written, consumed, overflow) = unsafe { W::decode::<X, T>(base, stops, long_ends, to, convert) };
         if overflow || written > room {
@@ -361,7 +364,7 @@ macro_rules! kernel_fns {
     };
     ($features:literal, $vector:ty, $compress:ty, $window:ty, $($encoders:ident)::+) => {
         #[target_feature(enable = $features)]
-        unsafe fn decode_u64(payload: &[u8], out: &mut [u64]) -> crate::error::Result<usize> {
+        unsafe fn decode_u64(payload: crate::arch::Payload, out: &mut [u64]) -> crate::error::Result<usize> {
             // SAFETY: only reachable through `FNS`, handed out once the CPU has these features.
             unsafe {
                 crate::arch::generic::decode_varints::<$vector, $compress, $window, u64>(payload, out, |v| v)
@@ -369,7 +372,7 @@ macro_rules! kernel_fns {
         }
 
         #[target_feature(enable = $features)]
-        unsafe fn decode_u32(payload: &[u8], out: &mut [u32]) -> crate::error::Result<usize> {
+        unsafe fn decode_u32(payload: crate::arch::Payload, out: &mut [u32]) -> crate::error::Result<usize> {
             // SAFETY: as for `decode_u64`.
             unsafe {
                 crate::arch::generic::decode_varints::<$vector, $compress, $window, u32>(payload, out, |v| {
@@ -379,7 +382,7 @@ macro_rules! kernel_fns {
         }
 
         #[target_feature(enable = $features)]
-        unsafe fn decode_sint64(payload: &[u8], out: &mut [i64]) -> crate::error::Result<usize> {
+        unsafe fn decode_sint64(payload: crate::arch::Payload, out: &mut [i64]) -> crate::error::Result<usize> {
             // SAFETY: as for `decode_u64`.
             unsafe {
                 crate::arch::generic::decode_varints::<$vector, $compress, $window, i64>(
@@ -391,7 +394,7 @@ macro_rules! kernel_fns {
         }
 
         #[target_feature(enable = $features)]
-        unsafe fn decode_sint32(payload: &[u8], out: &mut [i32]) -> crate::error::Result<usize> {
+        unsafe fn decode_sint32(payload: crate::arch::Payload, out: &mut [i32]) -> crate::error::Result<usize> {
             // SAFETY: as for `decode_u64`.
             unsafe {
                 crate::arch::generic::decode_varints::<$vector, $compress, $window, i32>(payload, out, |v| {
@@ -401,7 +404,7 @@ macro_rules! kernel_fns {
         }
 
         #[target_feature(enable = $features)]
-        unsafe fn decode_bool(payload: &[u8], out: &mut [bool]) -> crate::error::Result<usize> {
+        unsafe fn decode_bool(payload: crate::arch::Payload, out: &mut [bool]) -> crate::error::Result<usize> {
             // SAFETY: as for `decode_u64`.
             unsafe {
                 crate::arch::generic::decode_varints::<$vector, $compress, $window, bool>(payload, out, |v| {

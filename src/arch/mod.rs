@@ -12,14 +12,59 @@ pub(crate) mod x86_64;
 
 use crate::error::Result;
 
+/// A packed payload as the decoders take it: `len` bytes at `ptr`, of which the `slop` bytes
+/// after the end may also be read (never used for results), so that a kernel can load whole
+/// blocks up to the end without copying the tail.
+#[derive(Clone, Copy)]
+pub(crate) struct Payload {
+    ptr: *const u8,
+    len: usize,
+    slop: usize,
+}
+
+impl Payload {
+    /// A slice, with no slop.
+    #[inline(always)]
+    pub fn new(bytes: &[u8]) -> Payload {
+        Payload { ptr: bytes.as_ptr(), len: bytes.len(), slop: 0 }
+    }
+
+    /// # Safety
+    /// `ptr` must be valid for reads of `len + slop` initialised bytes that nothing writes to
+    /// during the call.
+    #[inline(always)]
+    pub unsafe fn with_slop(ptr: *const u8, len: usize, slop: usize) -> Payload {
+        Payload { ptr, len, slop }
+    }
+
+    /// The start; valid for reads of `len() + slop()` bytes.
+    #[inline(always)]
+    pub fn ptr(self) -> *const u8 {
+        self.ptr
+    }
+
+    #[inline(always)]
+    pub fn slop(self) -> usize {
+        self.slop
+    }
+
+    /// The payload bytes (without the slop).
+    #[inline(always)]
+    pub fn bytes<'a>(self) -> &'a [u8] {
+        // SAFETY: both constructors guarantee `len` readable, initialised, unmodified bytes for
+        // the duration of the kernel call, the only place a `Payload` lives.
+        unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
 /// One backend's bulk kernels. The functions are `unsafe` because a SIMD backend's may only run
 /// on a CPU with its instruction set; a table is handed out only after that has been checked.
 pub(crate) struct KernelFns {
-    pub decode_u64: unsafe fn(&[u8], &mut [u64]) -> Result<usize>,
-    pub decode_u32: unsafe fn(&[u8], &mut [u32]) -> Result<usize>,
-    pub decode_sint64: unsafe fn(&[u8], &mut [i64]) -> Result<usize>,
-    pub decode_sint32: unsafe fn(&[u8], &mut [i32]) -> Result<usize>,
-    pub decode_bool: unsafe fn(&[u8], &mut [bool]) -> Result<usize>,
+    pub decode_u64: unsafe fn(Payload, &mut [u64]) -> Result<usize>,
+    pub decode_u32: unsafe fn(Payload, &mut [u32]) -> Result<usize>,
+    pub decode_sint64: unsafe fn(Payload, &mut [i64]) -> Result<usize>,
+    pub decode_sint32: unsafe fn(Payload, &mut [i32]) -> Result<usize>,
+    pub decode_bool: unsafe fn(Payload, &mut [bool]) -> Result<usize>,
     pub count_varints: unsafe fn(&[u8]) -> usize,
     pub encode_u64: unsafe fn(&[u64], &mut [u8]) -> Result<usize>,
     pub encode_u32: unsafe fn(&[u32], &mut [u8]) -> Result<usize>,

@@ -33,24 +33,24 @@ pub fn count_varints(payload: &[u8]) -> usize {
     payload.iter().filter(|&&b| b < 0x80).count()
 }
 
-fn decode_u64(payload: &[u8], out: &mut [u64]) -> Result<usize> {
-    decode_varints(payload, out, |v| v)
+fn decode_u64(payload: super::Payload, out: &mut [u64]) -> Result<usize> {
+    decode_varints(payload.bytes(), out, |v| v)
 }
 
-fn decode_u32(payload: &[u8], out: &mut [u32]) -> Result<usize> {
-    decode_varints(payload, out, |v| v as u32)
+fn decode_u32(payload: super::Payload, out: &mut [u32]) -> Result<usize> {
+    decode_varints(payload.bytes(), out, |v| v as u32)
 }
 
-fn decode_sint64(payload: &[u8], out: &mut [i64]) -> Result<usize> {
-    decode_varints(payload, out, varint::zigzag_decode_64)
+fn decode_sint64(payload: super::Payload, out: &mut [i64]) -> Result<usize> {
+    decode_varints(payload.bytes(), out, varint::zigzag_decode_64)
 }
 
-fn decode_sint32(payload: &[u8], out: &mut [i32]) -> Result<usize> {
-    decode_varints(payload, out, |v| varint::zigzag_decode_32(v as u32))
+fn decode_sint32(payload: super::Payload, out: &mut [i32]) -> Result<usize> {
+    decode_varints(payload.bytes(), out, |v| varint::zigzag_decode_32(v as u32))
 }
 
-fn decode_bool(payload: &[u8], out: &mut [bool]) -> Result<usize> {
-    decode_varints(payload, out, |v| v != 0)
+fn decode_bool(payload: super::Payload, out: &mut [bool]) -> Result<usize> {
+    decode_varints(payload.bytes(), out, |v| v != 0)
 }
 
 /// The reference as a backend: runs on every CPU. Its encoders are the portable ones of [`crate::packed`], the reference for every backend.
