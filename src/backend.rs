@@ -239,6 +239,13 @@ impl Kernel {
         unsafe { (self.fns.count_varints)(payload) }
     }
 
+    /// See [`crate::packed::skip_varints`].
+    #[inline]
+    pub fn skip_varints(&self, payload: &[u8], n: usize) -> Result<usize> {
+        // SAFETY: as for `decode_u64`.
+        unsafe { (self.fns.skip_varints)(payload, n) }
+    }
+
     /// See [`crate::packed::encode_u64`].
     #[inline]
     pub fn encode_u64(&self, values: &[u64], out: &mut [u8]) -> Result<usize> {

@@ -386,6 +386,25 @@ pub fn count_varints(payload: &[u8]) -> usize {
     unsafe { (fns.count_varints)(payload) }
 }
 
+/// The offset just past the first `n` varints of `payload`, as `n` calls of
+/// [`varint::skip`] would give it, with their errors: a malformed varint is its error at its
+/// offset, and a payload of fewer than `n` varints is [`ErrorKind::Truncated`] at its end. For
+/// random access into a packed field, or to skip part of one; SIMD on whole windows.
+///
+/// ```
+/// use pbwire::{packed, ErrorKind};
+/// let payload = [0x01, 0x96, 0x01, 0x7f];
+/// assert_eq!(packed::skip_varints(&payload, 2), Ok(3));
+/// assert_eq!(packed::skip_varints(&payload, 3), Ok(4));
+/// assert_eq!(packed::skip_varints(&payload, 4).unwrap_err().kind(), ErrorKind::Truncated);
+/// ```
+#[inline]
+pub fn skip_varints(payload: &[u8], n: usize) -> Result<usize> {
+    let fns = crate::backend::active();
+    // SAFETY: `active` hands out only a table the CPU supports.
+    unsafe { (fns.skip_varints)(payload, n) }
+}
+
 macro_rules! varint_api {
     ($ty:ident, $elem:ty, $proto:literal, $decode:ident, $unchecked:ident, $extend:ident, $encode:ident, $len:ident) => {
         #[doc = concat!("Decodes a packed `", $proto, "` payload into `out`; returns how many values were written.")]

@@ -95,6 +95,38 @@ fn all_types_agree(payload: &[u8], capacity: usize) -> bool {
         |k, p, o| k.decode_bool(p, o),
         Kernel::decode_bool_unchecked,
     ) && kernels().iter().all(|k| k.count_varints(payload) == reference().count_varints(payload))
+        && skips_agree(payload)
+}
+
+/// `skip_varints` for none, one, half, all and one more than all of the payload's varints (and
+/// around the SIMD windows): equal to the reference, and the reference to `varint::skip` calls.
+fn skips_agree(payload: &[u8]) -> bool {
+    let count = reference().count_varints(payload);
+    let mut ns = vec![0, 1, count / 2, count.saturating_sub(1), count, count + 1, count + 64];
+    ns.extend((60..70).filter(|&n| n <= count));
+    ns.iter().all(|&n| {
+        let mut pos = 0;
+        let mut sequential = Ok(0);
+        for _ in 0..n {
+            match pbwire::varint::skip(&payload[pos..]) {
+                Ok(len) => pos += len,
+                Err(e) => {
+                    sequential = Err(pbwire::Error::new(e.kind(), e.offset() + pos));
+                    break;
+                }
+            }
+            sequential = Ok(pos);
+        }
+        let want = reference().skip_varints(payload, n);
+        want == sequential
+            && kernels().iter().all(|k| {
+                let got = k.skip_varints(payload, n);
+                if got != want {
+                    eprintln!("{} skip_varints({n}): {got:?} != {want:?} on {payload:02x?}", k.backend());
+                }
+                got == want
+            })
+    })
 }
 
 #[test]

@@ -468,26 +468,43 @@ fn decode_narrow_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
     }
 }
 
-fn count_bench(dist: Dist, n: usize) -> Bench {
+/// `count_varints`, or with `skip` `skip_varints(payload, n)` (the offset after every varint),
+/// per backend, against the plain loop each replaces.
+fn count_bench(dist: Dist, n: usize, skip: bool) -> Bench {
     let values = data::values(dist, n);
     let payload = Rc::new(data::packed(&values));
-    let e = Some(n as u64);
+    let e = Some(if skip { payload.len() } else { n } as u64);
     let mut cs = Vec::new();
     for k in pbwire_backends() {
         let p = payload.clone();
-        cs.push(contender(k.name(), e, move |_| k.count_varints(&p) as u64));
+        cs.push(contender(k.name(), e, move |_| {
+            if skip {
+                k.skip_varints(&p, n).unwrap() as u64
+            } else {
+                k.count_varints(&p) as u64
+            }
+        }));
     }
     let p = payload.clone();
-    cs.push(contender("iter().filter(b < 0x80).count()", e, move |_| {
-        p.iter().filter(|&&b| b < 0x80).count() as u64
+    let baseline = if skip { "varint::skip loop" } else { "iter().filter(b < 0x80).count()" };
+    cs.push(contender(baseline, e, move |_| {
+        if skip {
+            let mut pos = 0;
+            for _ in 0..n {
+                pos += pbwire::varint::skip(&p[pos..]).unwrap();
+            }
+            pos as u64
+        } else {
+            p.iter().filter(|&&b| b < 0x80).count() as u64
+        }
     }));
     Bench {
-        kernel: "count_varints",
+        kernel: if skip { "skip_varints" } else { "count_varints" },
         data: dist.name().into(),
         unit: "value",
         units: n,
         bytes: payload.len(),
-        baseline: "iter().filter(b < 0x80).count()",
+        baseline,
         contenders: cs,
     }
 }
@@ -820,7 +837,8 @@ fn specs(quick: bool) -> Vec<Spec> {
     }
     for &dist in &Dist::ALL {
         for &n in sizes {
-            add(format!("count_varints/{}/{n}", dist.name()), Box::new(move || count_bench(dist, n)));
+            add(format!("count_varints/{}/{n}", dist.name()), Box::new(move || count_bench(dist, n, false)));
+            add(format!("skip_varints/{}/{n}", dist.name()), Box::new(move || count_bench(dist, n, true)));
         }
     }
     for &dist in &Dist::ALL {

@@ -19,6 +19,8 @@ pub trait PbKernels {
     fn decode_i32(&self, payload: &[u8], out: &mut [i32]) -> Result<usize>;
     /// Varint count of a packed payload.
     fn count_varints(&self, payload: &[u8]) -> usize;
+    /// The offset after the first `n` varints.
+    fn skip_varints(&self, payload: &[u8], n: usize) -> Result<usize>;
     /// Packed `uint64` encode.
     fn encode_u64(&self, values: &[u64], out: &mut [u8]) -> Result<usize>;
     /// Packed `uint32` encode.
@@ -50,6 +52,10 @@ impl PbKernels for Dispatched {
     #[inline]
     fn count_varints(&self, payload: &[u8]) -> usize {
         packed::count_varints(payload)
+    }
+    #[inline]
+    fn skip_varints(&self, payload: &[u8], n: usize) -> Result<usize> {
+        packed::skip_varints(payload, n)
     }
     #[inline]
     fn encode_u64(&self, values: &[u64], out: &mut [u8]) -> Result<usize> {
@@ -85,6 +91,10 @@ impl PbKernels for Kernel {
     #[inline]
     fn count_varints(&self, payload: &[u8]) -> usize {
         Kernel::count_varints(self, payload)
+    }
+    #[inline]
+    fn skip_varints(&self, payload: &[u8], n: usize) -> Result<usize> {
+        Kernel::skip_varints(self, payload, n)
     }
     #[inline]
     fn encode_u64(&self, values: &[u64], out: &mut [u8]) -> Result<usize> {

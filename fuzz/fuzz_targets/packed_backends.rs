@@ -93,6 +93,26 @@ fn check_varints(payload: &[u8], capacity: usize) {
         assert_eq!(Kernel::new(b).unwrap().count_varints(payload), terminators, "count on {b}");
     }
     assert_eq!(packed::count_varints(payload), terminators);
+
+    // skip_varints: `varint::skip` n times, for n around the count and the fuzzer's capacity.
+    for n in [capacity, terminators / 2, terminators, terminators + 1] {
+        let mut pos = 0;
+        let mut want = Ok(0);
+        for _ in 0..n {
+            match r::varint(&payload[pos..]) {
+                Ok((_, len)) => pos += len,
+                Err(e) => {
+                    want = Err(Error::new(e.kind(), e.offset() + pos));
+                    break;
+                }
+            }
+            want = Ok(pos);
+        }
+        for b in backend::available() {
+            assert_eq!(Kernel::new(b).unwrap().skip_varints(payload, n), want, "skip_varints({n}) on {b}");
+        }
+        assert_eq!(packed::skip_varints(payload, n), want);
+    }
 }
 
 /// `extend_*`: the whole payload or the error, and the Vec untouched on error.

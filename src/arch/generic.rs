@@ -354,6 +354,69 @@ pub(crate) unsafe fn count_varints<V: Vector>(payload: &[u8]) -> usize {
     count + scalar::count_varints(blocks.remainder())
 }
 
+/// Skips `n` varints, a 64-byte window at a time at a fixed stride, so that no load waits for
+/// a varint length: each window's terminators are counted, and its bits, with the previous
+/// window's, show whether a varint ending in it overflows. The window holding the `n`th
+/// terminator gives the result; an overflowing varint and the last bytes (under a window) go to
+/// the reference from the start of the varint in progress.
+///
+/// # Safety
+/// The CPU must support the instruction set of `V`.
+#[inline(always)]
+pub(crate) unsafe fn skip_varints<V: Vector>(payload: &[u8], n: usize) -> Result<usize> {
+    // `start`: where the varint in progress begins (just after the last terminator seen);
+    // `left`: the varints to skip from there.
+    let (mut start, mut left) = (0usize, n);
+    // The payload begins a varint, as if after a window of terminators.
+    let mut previous = u64::MAX;
+    let mut at = 0usize;
+    while left > 0 && payload.len() - at >= WINDOW {
+        let window = &payload[at..at + WINDOW];
+        // SAFETY: 64 readable bytes; the caller guarantees the instruction set.
+        let stops = unsafe { terminators::<V>(window.as_ptr()) };
+        // Continuation bits of the previous window (bits 0..64) and this one (64..128). A
+        // run of ten is an overlong varint; nine after a terminator, a 10-byte one whose last
+        // byte must be 0 or 1. Runs ending in this window start at bits 55..=118.
+        let carry = !((stops as u128) << 64 | previous as u128);
+        let carry2 = carry & carry >> 1;
+        let carry4 = carry2 & carry2 >> 2;
+        let carry8 = carry4 & carry4 >> 4;
+        let overlong = (carry8 & carry2 >> 8) >> 55 & ((1 << 64) - 1) != 0;
+        let mut ten_byte_ends = ((carry8 & carry >> 8) << 9 >> 64) as u64 & stops;
+        // At most one or two 10-byte varints a window in the usual data: checked without
+        // branches (a bit past the last reads byte 0 harmlessly), any more in a loop.
+        let mut valid = !overlong;
+        for _ in 0..2 {
+            let end = ten_byte_ends.trailing_zeros() as usize & (WINDOW - 1);
+            valid &= (window[end] <= 1) | (ten_byte_ends == 0);
+            ten_byte_ends &= ten_byte_ends.wrapping_sub(1);
+        }
+        while ten_byte_ends != 0 {
+            valid &= window[ten_byte_ends.trailing_zeros() as usize] <= 1;
+            ten_byte_ends &= ten_byte_ends - 1;
+        }
+        if !valid {
+            break;
+        }
+        let count = stops.count_ones() as usize;
+        if count >= left {
+            // Clear the first `left - 1` terminators; the lowest left is the `n`th's.
+            let mut rest = stops;
+            for _ in 1..left {
+                rest &= rest - 1;
+            }
+            return Ok(at + rest.trailing_zeros() as usize + 1);
+        }
+        if stops != 0 {
+            start = at + 64 - stops.leading_zeros() as usize;
+        }
+        left -= count;
+        previous = stops;
+        at += WINDOW;
+    }
+    scalar::skip_varints(&payload[start..], left).map(|k| start + k).map_err(|e| e.shifted(start))
+}
+
 /// Defines a backend's kernel functions (`#[target_feature]` instantiations of the generic
 /// algorithms for `$vector`, `$compress` and the window decoder `$window`) and the table
 /// of them, `FNS`. Its encoders are those of the module `$encoders` (by default the portable
@@ -419,6 +482,12 @@ macro_rules! kernel_fns {
             unsafe { crate::arch::generic::count_varints::<$vector>(payload) }
         }
 
+        #[target_feature(enable = $features)]
+        unsafe fn skip_varints(payload: &[u8], n: usize) -> crate::error::Result<usize> {
+            // SAFETY: as for `decode_u64`.
+            unsafe { crate::arch::generic::skip_varints::<$vector>(payload, n) }
+        }
+
         pub(crate) static FNS: crate::arch::KernelFns = crate::arch::KernelFns {
             decode_u64,
             decode_u32,
@@ -426,6 +495,7 @@ macro_rules! kernel_fns {
             decode_sint32,
             decode_bool,
             count_varints,
+            skip_varints,
             encode_u64: $($encoders)::+::encode_u64,
             encode_u32: $($encoders)::+::encode_u32,
             encode_i32: $($encoders)::+::encode_i32,

@@ -66,6 +66,7 @@ pub(crate) struct KernelFns {
     pub decode_sint32: unsafe fn(Payload, &mut [i32]) -> Result<usize>,
     pub decode_bool: unsafe fn(Payload, &mut [bool]) -> Result<usize>,
     pub count_varints: unsafe fn(&[u8]) -> usize,
+    pub skip_varints: unsafe fn(&[u8], usize) -> Result<usize>,
     pub encode_u64: unsafe fn(&[u64], &mut [u8]) -> Result<usize>,
     pub encode_u32: unsafe fn(&[u32], &mut [u8]) -> Result<usize>,
     pub encode_i32: unsafe fn(&[i32], &mut [u8]) -> Result<usize>,

@@ -33,6 +33,17 @@ pub fn count_varints(payload: &[u8]) -> usize {
     payload.iter().filter(|&&b| b < 0x80).count()
 }
 
+/// The offset just past the first `n` varints of `payload`: `varint::skip` `n` times, with its
+/// errors (at the varint's offset); fewer than `n` varints is `Truncated` at the end.
+#[inline]
+pub fn skip_varints(payload: &[u8], n: usize) -> Result<usize> {
+    let mut pos = 0;
+    for _ in 0..n {
+        pos += varint::skip(&payload[pos..]).map_err(|e| e.shifted(pos))?;
+    }
+    Ok(pos)
+}
+
 fn decode_u64(payload: super::Payload, out: &mut [u64]) -> Result<usize> {
     decode_varints(payload.bytes(), out, |v| v)
 }
@@ -61,6 +72,7 @@ pub(crate) static FNS: super::KernelFns = super::KernelFns {
     decode_sint32,
     decode_bool,
     count_varints,
+    skip_varints,
     encode_u64: crate::packed::portable::encode_u64,
     encode_u32: crate::packed::portable::encode_u32,
     encode_i32: crate::packed::portable::encode_i32,
