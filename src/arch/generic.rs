@@ -76,7 +76,9 @@ pub(crate) trait WindowDecoder {
     ) -> (usize, usize, bool);
 }
 
-/// Varint by varint, each from one unaligned 8-byte load: works on every instruction set.
+/// Varint by varint, each from one unaligned 8-byte load: works on every instruction set (NEON's
+/// window decoder; the x86 backends use [`InLanes`]).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 pub(crate) struct EachVarint;
 
 impl WindowDecoder for EachVarint {
@@ -188,6 +190,7 @@ unsafe fn terminators<V: Vector>(p: *const u8) -> u64 {
 ///
 /// # Safety
 /// `p` must be valid for reads of 8 bytes, and the varint there at most 8 bytes long.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 #[inline(always)]
 unsafe fn decode_short<X: Compress>(p: *const u8) -> u64 {
     // SAFETY: the caller guarantees 8 readable bytes at `p`.
@@ -199,10 +202,13 @@ unsafe fn decode_short<X: Compress>(p: *const u8) -> u64 {
 /// Which lengths a window's varints may have, to pick its loop (const parameters, so each
 /// loop is compiled without the others' checks).
 /// 1..=8 bytes.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 const SHORT: u8 = 0;
 /// Mostly 1..=8, one or two longer.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 const RARELY_LONG: u8 = 1;
 /// Anything.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 const ANY: u8 = 2;
 
 /// Decodes every varint that ends in the window at `base`, whose terminator bits are `stops`
@@ -211,6 +217,7 @@ const ANY: u8 = 2;
 ///
 /// # Safety
 /// `base` must be valid for reads of 64 + 16 bytes and `dst` for writes of 64 values.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 #[inline(always)]
 unsafe fn decode_window<X: Compress, T, const LENGTHS: u8>(
     base: *const u8,
@@ -506,3 +513,56 @@ macro_rules! kernel_fns {
     };
 }
 pub(crate) use kernel_fns;
+
+/// Decodes four varints of at most 8 bytes each, one per 64-bit vector lane.
+pub(crate) trait Gather4 {
+    /// The varints at the four addresses (a longer one gives a meaningless value).
+    ///
+    /// # Safety
+    /// Each pointer must be valid for reads of 8 bytes; the CPU must support the
+    /// implementation's instruction set.
+    unsafe fn decode4(p: [*const u8; 4]) -> [u64; 4];
+}
+
+/// Four varints a step, each loaded into a 64-bit vector lane at the start its window's
+/// terminator bits give, cut at its terminator and packed in the lanes: no branch on any
+/// varint's length, and the general registers only find the starts. Varints over 8 bytes are
+/// redone one by one afterwards.
+pub(crate) struct InLanes<G>(core::marker::PhantomData<G>);
+
+impl<G: Gather4> WindowDecoder for InLanes<G> {
+    #[inline(always)]
+    unsafe fn decode<X: Compress, T>(
+        base: *const u8,
+        stops: u64,
+        long_ends: u64,
+        dst: *mut T,
+        convert: impl Fn(u64) -> T,
+    ) -> (usize, usize, bool) {
+        let count = stops.count_ones() as usize;
+        let consumed = 64 - stops.leading_zeros() as usize;
+        let (mut rest, mut start, mut n) = (stops, 0usize, 0usize);
+        while n < count {
+            let mut p = [base; 4];
+            for lane in &mut p {
+                // SAFETY: `start <= 65` (64 + 1 once `rest` is empty), and 64 + 16 bytes are
+                // readable at `base`, so 8 are at `base + start`.
+                *lane = unsafe { base.add(start) };
+                start = rest.trailing_zeros() as usize + 1;
+                rest &= rest.wrapping_sub(1);
+            }
+            // SAFETY: as above; the caller guarantees the instruction set.
+            let values = unsafe { G::decode4(p) };
+            let k = (count - n).min(4);
+            for (i, &value) in values.iter().enumerate().take(k) {
+                // SAFETY: `n + i < count <= 64`, and `dst` has room for 64 values.
+                unsafe { dst.add(n + i).write(convert(value)) };
+            }
+            n += 4;
+        }
+        // SAFETY: forwarded from the caller.
+        let overflow =
+            long_ends != 0 && unsafe { redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert) };
+        (count, consumed, overflow)
+    }
+}

@@ -1,7 +1,13 @@
-//! SSE2 (every x86-64 CPU): 16-byte blocks, shift-and-mask compression.
+//! SSE2 (every x86-64 CPU): 16-byte blocks; four varints a step in the 64-bit lanes of two
+//! registers, packed with shifts and a multiply-add; shift-and-mask compression for the long ones.
 
 use crate::arch::generic;
-use core::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_movemask_epi8};
+use core::arch::x86_64::{
+    __m128i, _mm_and_si128, _mm_andnot_si128, _mm_castpd_si128, _mm_castsi128_pd, _mm_loadh_pd,
+    _mm_loadl_epi64, _mm_loadu_si128, _mm_madd_epi16, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi16,
+    _mm_set1_epi32, _mm_set1_epi64x, _mm_set1_epi8, _mm_srli_epi16, _mm_srli_epi64, _mm_storeu_si128,
+    _mm_sub_epi64, _mm_xor_si128,
+};
 
 #[derive(Clone, Copy)]
 pub(crate) struct Sse2(__m128i);
@@ -22,4 +28,47 @@ impl generic::Vector for Sse2 {
     }
 }
 
-generic::kernel_fns!("sse2", Sse2, generic::Swar, generic::EachVarint);
+/// Decodes the two varints at `a` and `b` (at most 8 bytes each) in the lanes of one register.
+///
+/// # Safety
+/// 8 readable bytes at `a` and at `b`.
+#[inline(always)]
+unsafe fn decode2(a: *const u8, b: *const u8) -> __m128i {
+    // SAFETY: forwarded from the caller; SSE2 is baseline on x86-64.
+    unsafe {
+        let x = _mm_loadl_epi64(a as *const __m128i);
+        let x = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(x), b as *const f64));
+        // Each lane's bytes through its first terminator, as in the AVX2 lanes.
+        let t = _mm_andnot_si128(x, _mm_set1_epi8(-128));
+        let keep = _mm_xor_si128(t, _mm_sub_epi64(t, _mm_set1_epi64x(1)));
+        let groups7 = _mm_and_si128(_mm_and_si128(x, keep), _mm_set1_epi8(0x7f));
+        // `b0 + 128 b1` per 16 bits by shift (no SSSE3 multiply-add), then `w0 + 2^14 w1`.
+        let byte0 = _mm_set1_epi16(0x00ff);
+        let groups14 = _mm_or_si128(
+            _mm_and_si128(byte0, groups7),
+            _mm_srli_epi16::<1>(_mm_andnot_si128(byte0, groups7)),
+        );
+        let groups28 = _mm_madd_epi16(groups14, _mm_set1_epi32(0x4000_0001));
+        let low28 = _mm_set1_epi64x(0x0fff_ffff);
+        _mm_or_si128(_mm_and_si128(low28, groups28), _mm_andnot_si128(low28, _mm_srli_epi64::<4>(groups28)))
+    }
+}
+
+/// Four varints in the 64-bit lanes of two registers.
+pub(crate) struct Sse2Lanes;
+
+impl generic::Gather4 for Sse2Lanes {
+    #[inline(always)]
+    unsafe fn decode4(p: [*const u8; 4]) -> [u64; 4] {
+        let mut values = [0u64; 4];
+        // SAFETY: the caller guarantees 8 readable bytes at each pointer; 32 writable bytes in
+        // `values`.
+        unsafe {
+            _mm_storeu_si128(values.as_mut_ptr() as *mut __m128i, decode2(p[0], p[1]));
+            _mm_storeu_si128(values.as_mut_ptr().add(2) as *mut __m128i, decode2(p[2], p[3]));
+        }
+        values
+    }
+}
+
+generic::kernel_fns!("sse2", Sse2, generic::Swar, generic::InLanes<Sse2Lanes>);
