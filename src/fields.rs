@@ -121,12 +121,7 @@ impl<'a> Fields<'a> {
             u64::from_le_bytes(bytes)
         };
         let value = match f.raw & 7 {
-            0 => {
-                let mut bytes = [0u8; varint::MAX_LEN];
-                bytes.copy_from_slice(&window[f.tag_len..f.tag_len + varint::MAX_LEN]);
-                // `fast_field` checked the varint, so this is its value.
-                Value::Varint(varint::decode_from_10(&bytes).map_or(0, |(v, _)| v))
-            }
+            0 => Value::Varint(wire::varint_in_window(window, f.tag_len, f.end - f.tag_len)),
             1 => Value::I64(value_at(8)),
             2 => Value::Len(buf.get(offset + f.value_start..offset + f.end).unwrap_or_default()),
             _ => Value::I32(value_at(4) as u32),

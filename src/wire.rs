@@ -255,30 +255,6 @@ fn skip_field_reference(tag: Tag, buf: &[u8], depth_limit: u8) -> Result<usize> 
     }
 }
 
-/// The length of a valid varint, fixed-width or length-delimited (prefix of 1 or 2 bytes)
-/// value at the start of `buf` when at least 16 bytes remain, selected without a branch per
-/// wire type (as in [`fast_field`]); `None` for everything else (groups, errors, the last 16
-/// bytes), which the reference path then handles.
-#[inline(always)]
-fn fast_skip(wire_type: WireType, buf: &[u8]) -> Option<usize> {
-    let window = window(buf, 0)?;
-    let (w0, w1) = words(window);
-    let wt = wire_type as usize;
-    let varint_len = terminator_end((w0 & STOPS) ^ STOPS, (w1 & STOPS) ^ STOPS);
-    let (prefix, prefix_bad) = short_varint(w0);
-    let varint_like = wt & 5 == 0;
-    let is_len = wt == 2;
-    let n = when(varint_like, varint_len) + when(is_len, prefix as usize) + when(wt & 1 == 1, 8 >> (wt >> 2));
-    let varint_bad = (varint_len > 10) | ((varint_len == 10) & (window[9] > 1));
-    let refused_wire_type = (0b1101_1000u32 >> wt) & 1 != 0;
-    let bad = refused_wire_type | (varint_like & varint_bad) | (is_len & prefix_bad) | (n > buf.len());
-    if bad {
-        None
-    } else {
-        Some(n)
-    }
-}
-
 #[inline]
 fn fixed_len(buf: &[u8], n: usize) -> Result<usize> {
     if buf.len() >= n {
@@ -303,14 +279,18 @@ pub(crate) struct FastField {
 
 const STOPS: u64 = 0x8080_8080_8080_8080;
 
-/// The two little-endian words of a window.
+/// The little-endian word of `window` at byte `at` (a constant after inlining: one load).
 #[inline(always)]
-pub(crate) fn words(window: &[u8; 16]) -> (u64, u64) {
-    let mut lo = [0u8; 8];
-    lo.copy_from_slice(&window[..8]);
-    let mut hi = [0u8; 8];
-    hi.copy_from_slice(&window[8..]);
-    (u64::from_le_bytes(lo), u64::from_le_bytes(hi))
+fn word_at(window: &[u8; 16], at: usize) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&window[at..at + 8]);
+    u64::from_le_bytes(bytes)
+}
+
+/// The little-endian 16-bit value of `window` at byte `at`.
+#[inline(always)]
+fn u16_at(window: &[u8; 16], at: usize) -> u64 {
+    u16::from_le_bytes([window[at], window[at + 1]]) as u64
 }
 
 /// The value of a 1- or 2-byte varint at the start of `word`, and whether it is longer.
@@ -321,69 +301,146 @@ fn short_varint(word: u64) -> (u64, bool) {
     (value, two & (word >> 15) & 1 != 0)
 }
 
-/// `value` where `flag`, else 0: a mask, not a branch.
-#[inline(always)]
-fn when(flag: bool, value: usize) -> usize {
-    value & (flag as usize).wrapping_neg()
+/// What follows a tag of `t` bytes (0 when the tag was read already), every candidate computed
+/// from loads at constant offsets of the window, so none waits for another: lengths are
+/// counted from byte `t + 1` (the value's first byte is always there).
+#[derive(Clone, Copy)]
+struct Value16 {
+    /// A varint value's length minus one (0..=9).
+    varint_rest: usize,
+    /// The varint is invalid or longer than ten bytes.
+    varint_bad: bool,
+    /// A length prefix's length minus one (0 or 1).
+    prefix_rest: usize,
+    /// The prefix's length minus one, plus the payload length: a `Len` field's bytes after
+    /// the value's first byte.
+    len_rest: usize,
+    /// The prefix takes more than two bytes.
+    prefix_bad: bool,
 }
 
-/// The offset one past the `k`-th (0 or 1, counting from the first) terminator byte of
-/// `window`, given the terminator bits of its two words; above 16 when there is none.
 #[inline(always)]
-fn terminator_end(s0: u64, s1: u64) -> usize {
-    // `trailing_zeros` of 0 is 64, so a first word without terminator adds the second's.
-    let tz0 = s0.trailing_zeros() as usize;
-    let tz1 = s1.trailing_zeros() as usize;
-    ((tz0 + when(s0 == 0, tz1)) >> 3) + 1
+fn value16(window: &[u8; 16], t: usize) -> Value16 {
+    let word = word_at(window, t);
+    let tail = u16_at(window, t + 8);
+    // The varint ends at the first byte without a continuation bit. In the first eight bytes
+    // that is one trailing-zero count (8 when there is none); a ninth byte with a
+    // continuation bit makes it ten bytes, valid only if the tenth byte is 0 or 1.
+    let stops = !word & STOPS;
+    let k = (stops.trailing_zeros() >> 3) as usize;
+    let ten = (stops == 0) & ((tail >> 7) & 1 != 0);
+    let (prefix, prefix_bad) = short_varint(word);
+    let prefix_rest = ((word >> 7) & 1) as usize;
+    Value16 {
+        varint_rest: k + ten as usize,
+        varint_bad: ten & (tail >> 8 > 1),
+        prefix_rest,
+        len_rest: prefix as usize + prefix_rest,
+        prefix_bad,
+    }
+}
+
+/// The bytes after a value's first byte, for wire type `wt` (one of 0, 1, 2, 5 when it
+/// matters): selected with masks, not branched on. `var` and `len` are the varint's and the
+/// `Len` value's; fixed types are 8 and 4 bytes.
+#[inline(always)]
+fn rest_for(wt: usize, var: usize, len: usize) -> usize {
+    // 7 for wire type 1, 3 for 5.
+    let others = when(wt == 2, len) + when(wt & 1 == 1, 7 - (wt & 4));
+    // The varint, the longest computation, enters last.
+    others + when(wt == 0, var)
+}
+
+/// The wire types [`fast_field`] and [`fast_skip`] refuse (3, 4, 6, 7) as a bit mask.
+const REFUSED: u32 = 0b1101_1000;
+
+/// The length of a valid varint, fixed-width or length-delimited (prefix of 1 or 2 bytes)
+/// value at the start of `buf` when at least 16 bytes remain, selected without a branch per
+/// wire type (as in [`fast_field`]); `None` for everything else (groups, errors, the last 16
+/// bytes), which the reference path then handles.
+#[inline(always)]
+fn fast_skip(wire_type: WireType, buf: &[u8]) -> Option<usize> {
+    let window = window(buf, 0)?;
+    let wt = wire_type as usize;
+    let v = value16(window, 0);
+    let n = 1 + rest_for(wt, v.varint_rest, v.len_rest);
+    let bad = ((REFUSED >> wt) & 1 != 0)
+        | ((wt == 0) & v.varint_bad)
+        | ((wt == 2) & v.prefix_bad)
+        | (n > buf.len());
+    if bad {
+        None
+    } else {
+        Some(n)
+    }
 }
 
 /// Finds the extent of the field whose tag starts `window`, branch-free, for the common case:
 /// a 1- or 2-byte tag of wire type 0, 1, 2 or 5 with a non-zero field number; a varint value
-/// that is valid and ends in the window; a length prefix of 1 or 2 bytes. `remaining` is the
+/// of at most ten bytes that is valid; a length prefix of 1 or 2 bytes. `remaining` is the
 /// number of input bytes from the tag on (at least 16); a field that would end past them is
 /// left to the reference path too. Everything else (and every error) is `None`: the caller then
 /// takes the reference path, which gives the exact result and error.
 ///
-/// No per-wire-type branch: the varint's end is the second terminator byte in the window (the
-/// first ends the tag), the length of each wire type is selected with masks computed from the
-/// wire type's bits, and all the conditions for the fast path are folded into one predictable
-/// branch, which is off the path from one field's position to the next.
+/// The loop over fields is bound by the chain from one field's position to the next, so that
+/// chain is kept short: the value is read for both tag lengths at once from loads at constant
+/// offsets (no load waits for the tag's length), the varint's length is one trailing-zero count
+/// over one word, and the wire type and tag length pick among the candidates with conditional
+/// moves. All the conditions for the fast path fold into one predictable branch, off the chain.
 #[inline(always)]
 pub(crate) fn fast_field(window: &[u8; 16], remaining: usize) -> Option<FastField> {
-    let (w0, w1) = words(window);
+    // The tag's length is the one branch: it is the same for most fields of a message (1 for
+    // fields 1..=15, 2 for 16..=2047), so it predicts well, and knowing it lets every load of
+    // the value be at a constant offset.
+    if window[0] < 0x80 {
+        fast_field_after::<1>(window, remaining)
+    } else {
+        fast_field_after::<2>(window, remaining)
+    }
+}
+
+/// [`fast_field`] for a tag of `T` bytes (1 or 2; byte 0's continuation bit says which).
+#[inline(always)]
+fn fast_field_after<const T: usize>(window: &[u8; 16], remaining: usize) -> Option<FastField> {
+    let w0 = word_at(window, 0);
     let (raw, long_tag) = short_varint(w0);
-    let tag_len = 1 + ((w0 >> 7) & 1) as usize;
-    let wt = (raw & 7) as usize;
-    // Terminator bits; dropping the lowest (the tag's) leaves the value's varint first.
-    let s0 = (w0 & STOPS) ^ STOPS;
-    let s1 = (w1 & STOPS) ^ STOPS;
-    let varint_end = terminator_end(s0 & s0.wrapping_sub(1), s1);
-    let varint_len = varint_end.wrapping_sub(tag_len);
-    // A length prefix of one or two bytes, right after the tag.
-    let (prefix, prefix_bad) = short_varint(w0 >> (8 * tag_len));
-    // Wire types 0 and 2 end at the varint's end (2: plus the payload); 1 and 5 are fixed
-    // (8 >> (wt >> 2) is 8 for 1 and 4 for 5).
-    let varint_like = wt & 5 == 0;
-    let is_len = wt == 2;
-    let fixed = 8 >> (wt >> 2);
-    let end =
-        when(varint_like, varint_end) + when(is_len, prefix as usize) + when(wt & 1 == 1, tag_len + fixed);
-    let value_start = tag_len + when(is_len, varint_len);
-    // Off the critical path: everything that sends the field to the reference path. A tenth
-    // varint byte above 1 overflows (`& 15` keeps the index in the window; a missing
-    // terminator makes `varint_end` 17 or more, so `varint_len` over 10).
-    let varint_bad = (varint_len > 10) | ((varint_len == 10) & (window[(varint_end - 1) & 15] > 1));
-    let refused_wire_type = (0b1101_1000u32 >> wt) & 1 != 0;
+    let wt = (w0 & 7) as usize;
+    let v = value16(window, T);
+    let end = T + 1 + rest_for(wt, v.varint_rest, v.len_rest);
+    let value_start = T + when(wt == 2, 1 + v.prefix_rest);
     let bad = long_tag
         | (raw >> 3 == 0)
-        | refused_wire_type
-        | (varint_like & varint_bad)
-        | (is_len & prefix_bad)
+        | ((REFUSED >> wt) & 1 != 0)
+        | ((wt == 0) & v.varint_bad)
+        | ((wt == 2) & v.prefix_bad)
         | (end > remaining);
     if bad {
         return None;
     }
-    Some(FastField { raw: raw as u32, tag_len, value_start, end })
+    Some(FastField { raw: raw as u32, tag_len: T, value_start, end })
+}
+
+/// The value of the varint of `len` bytes (1..=10, checked by [`fast_field`]) that starts at
+/// byte `start` (1 or 2) of `window`: masks, no branch on the length.
+#[inline(always)]
+pub(crate) fn varint_in_window(window: &[u8; 16], start: usize, len: usize) -> u64 {
+    let (word, tail) = if start == 2 {
+        (word_at(window, 2), u16_at(window, 10))
+    } else {
+        (word_at(window, 1), u16_at(window, 9))
+    };
+    // The varint's bytes among the first eight (`len.min(8)` is 1..=8, so the shift is 0..=56).
+    let keep = u64::MAX >> (64 - 8 * len.clamp(1, 8));
+    let low = varint::compress_7bit_groups(word & keep);
+    let b8 = when(len > 8, (tail & 0x7f) as usize) as u64;
+    let b9 = when(len > 9, ((tail >> 8) & 1) as usize) as u64;
+    low | b8 << 56 | b9 << 63
+}
+
+/// `value` where `flag`, else 0: a mask, not a branch.
+#[inline(always)]
+fn when(flag: bool, value: usize) -> usize {
+    value & (flag as usize).wrapping_neg()
 }
 
 /// The 16 bytes at `pos`, if that many remain.
