@@ -102,7 +102,7 @@ fn decode_short(buf: &[u8]) -> Result<(u64, usize)> {
 ///
 /// Split in two so that message decoders stay small: this always-inlined part is the one-byte
 /// check (a load, a comparison, a branch, as in prost), and every longer varint goes to
-/// [`decode_multi`], one out-of-line, branch-light word-at-a-time routine shared by every call
+/// `decode_multi`, one out-of-line, branch-light word-at-a-time routine shared by every call
 /// site. (Forcing the whole decoder inline made sequential loops faster but the 100,000-record
 /// message decoder slower, 52 against 32 ns/record, from the code copied to each call site.)
 #[inline(always)]

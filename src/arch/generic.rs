@@ -246,6 +246,17 @@ unsafe fn decode_window<X: Compress, T, const LENGTHS: u8>(
     (n, start, overflow)
 }
 
+/// A window of one-byte varints: each byte is its value.
+#[inline(always)]
+fn widen<T>(from: &[u8; WINDOW], to: &mut [T; WINDOW], convert: impl Fn(u64) -> T) {
+    // The payload reaches the kernel as a raw pointer, so the compiler cannot tell that it does
+    // not overlap the output; a local copy it can (the signed types' loops vectorize then).
+    let from = *from;
+    for (o, &b) in to.iter_mut().zip(&from) {
+        *o = convert(b as u64);
+    }
+}
+
 /// Packed varint decode, a 64-byte window at a time.
 ///
 /// The window's terminator bits (bytes below 0x80) say where every varint that ends in it
@@ -299,10 +310,10 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
         let stops = if left >= WINDOW { stops } else { stops & ((1u64 << left) - 1) };
         let room = out.len() - n;
         if stops == u64::MAX && room >= WINDOW {
-            // 64 terminators: `left >= 64`. Widened from the slices, so the compiler sees two
-            // disjoint 64-element runs and vectorizes without alias checks.
-            for (o, &b) in out[n..n + WINDOW].iter_mut().zip(&payload[pos..pos + WINDOW]) {
-                *o = convert(b as u64);
+            // 64 terminators: `left >= 64`.
+            let (from, to) = (&payload[pos..pos + WINDOW], &mut out[n..n + WINDOW]);
+            if let (Ok(from), Ok(to)) = (<&[u8; WINDOW]>::try_from(from), <&mut [T; WINDOW]>::try_from(to)) {
+                widen(from, to, convert);
             }
             pos += WINDOW;
             n += WINDOW;
