@@ -39,6 +39,8 @@ pub enum Backend {
     Scalar,
     /// x86-64 SSE2 (every x86-64 CPU): 16-byte blocks.
     Sse2,
+    /// x86-64 SSSE3: the SSE2 blocks, varints decoded four at a time by table-driven `PSHUFB`.
+    Ssse3,
     /// x86-64 AVX2 with BMI1/BMI2/LZCNT/POPCNT: 32-byte blocks, PEXT.
     Avx2,
     /// x86-64 AVX-512 F/BW/VL/CD/VBMI/VBMI2 on top of `Avx2`: 64-byte blocks, short varints
@@ -49,14 +51,16 @@ pub enum Backend {
 }
 
 /// Every backend, slowest first.
-const ALL: [Backend; 5] = [Backend::Scalar, Backend::Neon, Backend::Sse2, Backend::Avx2, Backend::Avx512];
+const ALL: [Backend; 6] =
+    [Backend::Scalar, Backend::Neon, Backend::Sse2, Backend::Ssse3, Backend::Avx2, Backend::Avx512];
 
 impl Backend {
-    /// A short lower-case name: `scalar`, `sse2`, `avx2`, `avx512`, `neon`.
+    /// A short lower-case name: `scalar`, `sse2`, `ssse3`, `avx2`, `avx512`, `neon`.
     pub const fn name(self) -> &'static str {
         match self {
             Backend::Scalar => "scalar",
             Backend::Sse2 => "sse2",
+            Backend::Ssse3 => "ssse3",
             Backend::Avx2 => "avx2",
             Backend::Avx512 => "avx512",
             Backend::Neon => "neon",
@@ -74,6 +78,8 @@ impl Backend {
             Backend::Scalar => Some(&arch::scalar::FNS),
             #[cfg(target_arch = "x86_64")]
             Backend::Sse2 => Some(&arch::x86_64::sse2::FNS),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Ssse3 if x86_features() & SSSE3 != 0 => Some(&arch::x86_64::ssse3::FNS),
             #[cfg(target_arch = "x86_64")]
             Backend::Avx2 if x86_features() & AVX2 != 0 => Some(&arch::x86_64::avx2::FNS),
             #[cfg(target_arch = "x86_64")]
@@ -96,9 +102,11 @@ const AVX2: u8 = 1;
 #[cfg(target_arch = "x86_64")]
 const AVX512: u8 = 2;
 #[cfg(target_arch = "x86_64")]
+const SSSE3: u8 = 4;
+#[cfg(target_arch = "x86_64")]
 const DETECTED: u8 = 0x80;
 
-/// The detected x86 features as `AVX2 | AVX512` bits, asking the CPU only once.
+/// The detected x86 features as `SSSE3 | AVX2 | AVX512` bits, asking the CPU only once.
 #[cfg(target_arch = "x86_64")]
 fn x86_features() -> u8 {
     static FEATURES: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
@@ -107,7 +115,10 @@ fn x86_features() -> u8 {
         return cached;
     }
     let f = arch::x86_64::detect();
-    let bits = DETECTED | if f.avx2_bmi2 { AVX2 } else { 0 } | if f.avx512 { AVX512 } else { 0 };
+    let bits = DETECTED
+        | if f.ssse3 { SSSE3 } else { 0 }
+        | if f.avx2_bmi2 { AVX2 } else { 0 }
+        | if f.avx512 { AVX512 } else { 0 };
     // Racing threads compute the same value.
     FEATURES.store(bits, Ordering::Relaxed);
     bits

@@ -136,6 +136,7 @@ fn this_machine_offers_its_backends() {
     #[cfg(target_arch = "x86_64")]
     {
         assert!(names.contains(&"sse2"));
+        assert_eq!(Backend::Ssse3.is_available(), std::is_x86_feature_detected!("ssse3"));
         assert_eq!(
             Backend::Avx2.is_available(),
             std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2")

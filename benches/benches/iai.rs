@@ -12,7 +12,7 @@
 //! returned from it so that freeing them is not counted either. Every benchmark id is
 //! `<group>::<function>::<distribution>[_<backend>]`; `.ci/iai-check` divides by `N` to get
 //! instructions per value. The pbwire decode and count kernels run once per backend through
-//! `pbwire::backend::Kernel`: scalar, sse2 and avx2. valgrind hides AVX-512 from CPUID (and an
+//! `pbwire::backend::Kernel`: scalar, sse2, ssse3 (decode only: its count is sse2's) and avx2. valgrind hides AVX-512 from CPUID (and an
 //! AVX-512 instruction under it is SIGILL), so the AVX-512 backend is measured by the wall-clock
 //! benches only. The contenders' functions take the same setup and ignore the backend.
 //! Encoding dispatches, but only AVX-512 has a SIMD encoder, so under valgrind it is the portable
@@ -77,15 +77,19 @@ fn room<T>(mut d: Decode<T>) -> Decode<T> {
 #[library_benchmark]
 #[bench::one_byte_scalar(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_u64)]
 #[bench::one_byte_sse2(args = (Dist::OneByte, Backend::Sse2), setup = setup_decode_u64)]
+#[bench::one_byte_ssse3(args = (Dist::OneByte, Backend::Ssse3), setup = setup_decode_u64)]
 #[bench::one_byte_avx2(args = (Dist::OneByte, Backend::Avx2), setup = setup_decode_u64)]
 #[bench::u32_mixed_scalar(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u64)]
 #[bench::u32_mixed_sse2(args = (Dist::U32Mixed, Backend::Sse2), setup = setup_decode_u64)]
+#[bench::u32_mixed_ssse3(args = (Dist::U32Mixed, Backend::Ssse3), setup = setup_decode_u64)]
 #[bench::u32_mixed_avx2(args = (Dist::U32Mixed, Backend::Avx2), setup = setup_decode_u64)]
 #[bench::u64_mixed_scalar(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_decode_u64)]
 #[bench::u64_mixed_sse2(args = (Dist::U64Mixed, Backend::Sse2), setup = setup_decode_u64)]
+#[bench::u64_mixed_ssse3(args = (Dist::U64Mixed, Backend::Ssse3), setup = setup_decode_u64)]
 #[bench::u64_mixed_avx2(args = (Dist::U64Mixed, Backend::Avx2), setup = setup_decode_u64)]
 #[bench::realistic_scalar(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_u64)]
 #[bench::realistic_sse2(args = (Dist::Realistic, Backend::Sse2), setup = setup_decode_u64)]
+#[bench::realistic_ssse3(args = (Dist::Realistic, Backend::Ssse3), setup = setup_decode_u64)]
 #[bench::realistic_avx2(args = (Dist::Realistic, Backend::Avx2), setup = setup_decode_u64)]
 fn pbwire_u64(mut d: Decode<u64>) -> (Decode<u64>, usize) {
     let n = d.kernel.decode_u64(black_box(&d.payload), &mut d.out).unwrap();
@@ -164,9 +168,11 @@ library_benchmark_group!(
 #[library_benchmark]
 #[bench::one_byte_scalar(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_u32)]
 #[bench::one_byte_sse2(args = (Dist::OneByte, Backend::Sse2), setup = setup_decode_u32)]
+#[bench::one_byte_ssse3(args = (Dist::OneByte, Backend::Ssse3), setup = setup_decode_u32)]
 #[bench::one_byte_avx2(args = (Dist::OneByte, Backend::Avx2), setup = setup_decode_u32)]
 #[bench::u32_mixed_scalar(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u32)]
 #[bench::u32_mixed_sse2(args = (Dist::U32Mixed, Backend::Sse2), setup = setup_decode_u32)]
+#[bench::u32_mixed_ssse3(args = (Dist::U32Mixed, Backend::Ssse3), setup = setup_decode_u32)]
 #[bench::u32_mixed_avx2(args = (Dist::U32Mixed, Backend::Avx2), setup = setup_decode_u32)]
 fn pbwire_u32(mut d: Decode<u32>) -> (Decode<u32>, usize) {
     let n = d.kernel.decode_u32(black_box(&d.payload), &mut d.out).unwrap();
@@ -193,6 +199,7 @@ fn prost_u32(d: Decode<u32>) -> (Decode<u32>, usize) {
 #[library_benchmark]
 #[bench::realistic_scalar(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_i32)]
 #[bench::realistic_sse2(args = (Dist::Realistic, Backend::Sse2), setup = setup_decode_i32)]
+#[bench::realistic_ssse3(args = (Dist::Realistic, Backend::Ssse3), setup = setup_decode_i32)]
 #[bench::realistic_avx2(args = (Dist::Realistic, Backend::Avx2), setup = setup_decode_i32)]
 fn pbwire_i32(mut d: Decode<i32>) -> (Decode<i32>, usize) {
     let n = d.kernel.decode_i32(black_box(&d.payload), &mut d.out).unwrap();

@@ -67,7 +67,7 @@ pub(crate) trait WindowDecoder {
     /// # Safety
     /// `base` must be valid for reads of 64 + 16 bytes and `dst` for writes of 64 values; the
     /// CPU must support the implementation's instruction set.
-    unsafe fn decode<X: Compress, T>(
+    unsafe fn decode<X: Compress, T: Copy>(
         base: *const u8,
         stops: u64,
         long_ends: u64,
@@ -77,12 +77,13 @@ pub(crate) trait WindowDecoder {
 }
 
 /// Varint by varint, each from one unaligned 8-byte load: works on every instruction set (NEON's
-/// window decoder; the x86 backends use [`InLanes`]).
+/// window decoder; the x86 backends use [`InLanes`] or `shuffle::InShuffles`).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 pub(crate) struct EachVarint;
 
 impl WindowDecoder for EachVarint {
     #[inline(always)]
-    unsafe fn decode<X: Compress, T>(
+    unsafe fn decode<X: Compress, T: Copy>(
         base: *const u8,
         stops: u64,
         long_ends: u64,
@@ -189,6 +190,7 @@ unsafe fn terminators<V: Vector>(p: *const u8) -> u64 {
 ///
 /// # Safety
 /// `p` must be valid for reads of 8 bytes, and the varint there at most 8 bytes long.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 #[inline(always)]
 unsafe fn decode_short<X: Compress>(p: *const u8) -> u64 {
     // SAFETY: the caller guarantees 8 readable bytes at `p`.
@@ -200,10 +202,13 @@ unsafe fn decode_short<X: Compress>(p: *const u8) -> u64 {
 /// Which lengths a window's varints may have, to pick its loop (const parameters, so each
 /// loop is compiled without the others' checks).
 /// 1..=8 bytes.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 const SHORT: u8 = 0;
 /// Mostly 1..=8, one or two longer.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 const RARELY_LONG: u8 = 1;
 /// Anything.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 const ANY: u8 = 2;
 
 /// Decodes every varint that ends in the window at `base`, whose terminator bits are `stops`
@@ -212,6 +217,7 @@ const ANY: u8 = 2;
 ///
 /// # Safety
 /// `base` must be valid for reads of 64 + 16 bytes and `dst` for writes of 64 values.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 #[inline(always)]
 unsafe fn decode_window<X: Compress, T, const LENGTHS: u8>(
     base: *const u8,
@@ -538,7 +544,7 @@ pub(crate) struct InLanes<G>(core::marker::PhantomData<G>);
 
 impl<G: Gather4> WindowDecoder for InLanes<G> {
     #[inline(always)]
-    unsafe fn decode<X: Compress, T>(
+    unsafe fn decode<X: Compress, T: Copy>(
         base: *const u8,
         stops: u64,
         long_ends: u64,

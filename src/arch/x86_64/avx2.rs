@@ -1,7 +1,14 @@
-//! AVX2 with BMI2: 32-byte blocks, PEXT compression.
+//! AVX2 with BMI2: 32-byte blocks; four varints a table step in the 64-bit lanes of one
+//! register (`VPSHUFB`, then multiply-adds); PEXT compression for the long ones.
 
-use crate::arch::generic;
-use core::arch::x86_64::{__m256i, _bzhi_u64, _mm256_loadu_si256, _mm256_movemask_epi8, _pext_u64};
+use crate::arch::{generic, shuffle};
+use core::arch::x86_64::{
+    __m128i, __m256i, _bzhi_u64, _mm256_and_si256, _mm256_andnot_si256, _mm256_broadcastsi128_si256,
+    _mm256_cmpgt_epi64, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16, _mm256_maskstore_epi64,
+    _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x,
+    _mm256_set1_epi8, _mm256_setr_epi64x, _mm256_shuffle_epi8, _mm256_srli_epi64, _mm_cmpgt_epi32,
+    _mm_loadu_si128, _mm_maskstore_epi32, _mm_set1_epi32, _mm_setr_epi32, _pext_u64,
+};
 
 #[derive(Clone, Copy)]
 pub(crate) struct Avx2(__m256i);
@@ -40,4 +47,59 @@ impl generic::Compress for Pext {
     }
 }
 
-generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, generic::EachVarint);
+/// Four varints in the 64-bit lanes of one register: the 16 source bytes in both halves, one
+/// `VPSHUFB`, then `VPMADDUBSW` and `VPMADDWD` join the 7-bit groups into 14 and 28 bits, and
+/// a shift joins the 28-bit halves.
+pub(crate) struct Avx2Shuffle;
+
+impl shuffle::Shuffle4 for Avx2Shuffle {
+    #[inline(always)]
+    unsafe fn decode4(p: *const u8, row: *const u8) -> [u64; 4] {
+        // SAFETY: the caller guarantees 16 readable bytes at `p`, 32 at `row`, and AVX2.
+        unsafe {
+            let source = _mm256_broadcastsi128_si256(_mm_loadu_si128(p as *const __m128i));
+            let bytes = _mm256_shuffle_epi8(source, _mm256_loadu_si256(row as *const __m256i));
+            let groups7 = _mm256_and_si256(bytes, _mm256_set1_epi8(0x7f));
+            // Unsigned bytes (1, 128) times the groups: `g0 + 128 g1` in 16 bits.
+            let groups14 = _mm256_maddubs_epi16(_mm256_set1_epi16(0x8001u16 as i16), groups7);
+            let groups28 = _mm256_madd_epi16(groups14, _mm256_set1_epi32(0x4000_0001));
+            // The high 28-bit half moves down next to the low one.
+            let low28 = _mm256_set1_epi64x(0x0fff_ffff);
+            let high = _mm256_andnot_si256(low28, _mm256_srli_epi64::<4>(groups28));
+            core::mem::transmute::<__m256i, [u64; 4]>(_mm256_or_si256(
+                _mm256_and_si256(low28, groups28),
+                high,
+            ))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn store_first<T: Copy>(values: [T; 4], k: usize, dst: *mut T) {
+        // Masked stores for 8- and 4-byte values: no branch on `k`.
+        // SAFETY: the masks cover the first `k` values, for which the caller guarantees room;
+        // AVX2.
+        unsafe {
+            match core::mem::size_of::<T>() {
+                8 => {
+                    let keep = _mm256_setr_epi64x(0, 1, 2, 3);
+                    let mask = _mm256_cmpgt_epi64(_mm256_set1_epi64x(k as i64), keep);
+                    let v = core::mem::transmute_copy::<[T; 4], __m256i>(&values);
+                    _mm256_maskstore_epi64(dst as *mut i64, mask, v);
+                }
+                4 => {
+                    let keep = _mm_setr_epi32(0, 1, 2, 3);
+                    let mask = _mm_cmpgt_epi32(_mm_set1_epi32(k as i32), keep);
+                    let v = core::mem::transmute_copy::<[T; 4], __m128i>(&values);
+                    _mm_maskstore_epi32(dst as *mut i32, mask, v);
+                }
+                _ => {
+                    for (i, &value) in values.iter().enumerate().take(k) {
+                        dst.add(i).write(value);
+                    }
+                }
+            }
+        }
+    }
+}
+
+generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, shuffle::InShuffles<Avx2Shuffle>);

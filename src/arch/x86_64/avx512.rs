@@ -144,7 +144,7 @@ unsafe fn pack_lanes(groups7: __m512i) -> __m512i {
 
 impl generic::WindowDecoder for Vbmi2 {
     #[inline(always)]
-    unsafe fn decode<X: Compress, T>(
+    unsafe fn decode<X: Compress, T: Copy>(
         base: *const u8,
         stops: u64,
         long_ends: u64,

@@ -4,12 +4,15 @@ pub(crate) mod avx2;
 pub(crate) mod avx512;
 pub(crate) mod avx512_encode;
 pub(crate) mod sse2;
+pub(crate) mod ssse3;
 
 use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
 
 /// What the CPU and the OS together allow.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Features {
+    /// SSSE3 (`PSHUFB`, `PMADDUBSW`).
+    pub ssse3: bool,
     /// AVX2 with BMI1, BMI2, LZCNT and POPCNT, and the OS saves the YMM registers.
     pub avx2_bmi2: bool,
     /// AVX-512 F, BW, VL, CD, VBMI and VBMI2 on top of `avx2_bmi2`, and the OS saves the opmask
@@ -20,12 +23,12 @@ pub(crate) struct Features {
 /// Asks the CPU (and, through XCR0, the OS) which backends can run.
 pub(crate) fn detect() -> Features {
     let bit = |reg: u32, n: u32| reg >> n & 1 == 1;
-    let none = Features { avx2_bmi2: false, avx512: false };
-    let max_leaf = __cpuid(0).eax;
-    if max_leaf < 7 {
+    let leaf1 = __cpuid(1);
+    let ssse3 = bit(leaf1.ecx, 9);
+    let none = Features { ssse3, avx2_bmi2: false, avx512: false };
+    if __cpuid(0).eax < 7 {
         return none;
     }
-    let leaf1 = __cpuid(1);
     let leaf7 = __cpuid_count(7, 0);
     let ext = __cpuid(0x8000_0001);
     // The CPU supporting AVX is not enough: the OS must have enabled saving the register state
@@ -45,5 +48,5 @@ pub(crate) fn detect() -> Features {
     let avx512cd = bit(leaf7.ebx, 28);
     let (vbmi, vbmi2) = (bit(leaf7.ecx, 1), bit(leaf7.ecx, 6));
     let avx512 = avx512f && avx512bw && avx512vl && avx512cd && vbmi && vbmi2;
-    Features { avx2_bmi2, avx512: avx2_bmi2 && os_zmm && avx512 }
+    Features { ssse3, avx2_bmi2, avx512: avx2_bmi2 && os_zmm && avx512 }
 }
