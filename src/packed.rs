@@ -9,7 +9,8 @@
 //! Errors: elements are taken in order, and before each one, if the output is full, the result
 //! is [`ErrorKind::OutputTooSmall`] at that element's offset; otherwise a malformed element gives
 //! [`ErrorKind::Truncated`] (the payload ends inside it) or [`ErrorKind::VarintOverflow`] at its
-//! offset. On error the output holds unspecified values. Encoders check the whole size first
+//! offset. On error the output holds unspecified values; on success so may the elements after
+//! the ones written (SIMD decoders store whole registers). Encoders check the whole size first
 //! and write nothing if it does not fit ([`ErrorKind::OutputTooSmall`] at offset 0).
 //!
 //! ```

@@ -60,13 +60,13 @@ impl Compress for Swar {
 /// How a backend decodes the varints of one 64-byte window.
 pub(crate) trait WindowDecoder {
     /// Decodes the varints that end in the window at `base` into `dst`, mapping each value with
-    /// `convert`. `stops` are the window's terminator bits (non-zero), `long_ends` those of the
+    /// `convert`; the `OUT_SLACK` slots after the values written may be overwritten too. `stops` are the window's terminator bits (non-zero), `long_ends` those of the
     /// varints longer than 8 bytes. Returns the values written, the bytes consumed (through the
     /// last terminator) and whether a varint overflowed (the values are then meaningless).
     ///
     /// # Safety
-    /// `base` must be valid for reads of 64 + 16 bytes and `dst` for writes of 64 values; the
-    /// CPU must support the implementation's instruction set.
+    /// `base` must be valid for reads of 64 + 16 bytes and `dst` for writes of 64 + `OUT_SLACK`
+    /// values; the CPU must support the implementation's instruction set.
     unsafe fn decode<X: Compress, T: Copy>(
         base: *const u8,
         stops: u64,
@@ -170,6 +170,10 @@ fn finish<T>(
 /// mixed window holds enough varints to make the one unpredictable branch per window (the end
 /// of the varint loop) cheap per varint.
 const WINDOW: usize = 64;
+
+/// Output slots after a window's values that its decoder may overwrite: vector decoders store
+/// whole registers without checking where the window's values end.
+pub(crate) const OUT_SLACK: usize = 4;
 
 /// Bit `i` set when byte `i` of the 64 at `p` is a terminator (below 0x80).
 ///
@@ -297,7 +301,7 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
     let mut padded = [0u8; WINDOW + 16];
     // Where a window's values go when the output has room for fewer than 64, the most varints
     // that can end in a window.
-    let mut spill = [core::mem::MaybeUninit::<T>::uninit(); WINDOW];
+    let mut spill = [core::mem::MaybeUninit::<T>::uninit(); WINDOW + OUT_SLACK];
     // A window is read with a 16-byte margin after it (the payload's or `padded`'s), so that
     // every varint ending in it can be read as 10 bytes unchecked.
     while pos < payload.len() {
@@ -334,19 +338,19 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
         let carry2 = carry & carry >> 1;
         let carry4 = carry2 & carry2 >> 2;
         let long_ends = (carry4 & carry4 >> 4) << 8 & stops;
-        let to = if room >= WINDOW {
+        let to = if room >= WINDOW + OUT_SLACK {
             // SAFETY: `n <= out.len()`.
             unsafe { dst.add(n) }
         } else {
             spill.as_mut_ptr() as *mut T
         };
-        // SAFETY: 64 + 16 readable bytes at `base` (the payload and slop, or `padded`), and room for 64
-        // values at `to` (the output, or `spill`).
+        // SAFETY: 64 + 16 readable bytes at `base` (the payload and slop, or `padded`), and room for 64 +
+        // `OUT_SLACK` values at `to` (the output, or `spill`).
         let (written, consumed, overflow) = unsafe { W::decode::<X, T>(base, stops, long_ends, to, convert) };
         if overflow || written > room {
             return finish(payload, out, pos, n, convert);
         }
-        if room < WINDOW {
+        if room < WINDOW + OUT_SLACK {
             // SAFETY: the decoder initialised `spill[..written]`, and `written <= room`; the
             // two buffers are distinct.
             unsafe { core::ptr::copy_nonoverlapping(to, dst.add(n), written) };

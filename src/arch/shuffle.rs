@@ -3,12 +3,12 @@
 //! shuffle that places the first four varints ending there in four 64-bit lanes, how many
 //! varints that is and how many bytes they take. The lanes are then packed in vector registers
 //! ([`Shuffle4`], one implementation per instruction set). Nothing branches on a varint's
-//! length, and the only chain from step to step is one table load.
+//! length, and the only chain from step to step is one table load; a window runs two chains,
+//! one per half, side by side.
 //!
-//! A varint of 9 or 10 bytes gets its first 8 bytes in its lane and is redone afterwards, with
-//! the overflow check, by [`generic::redo_long_varints`]; one of 13 or more has no terminator in
-//! its step's 12 bytes, which ends the window as an overflow (the driver hands it to the
-//! reference).
+//! A varint of 9 bytes or more gets its first 8 bytes in its lane and is redone afterwards, with
+//! the overflow check, by [`generic::redo_long_varints`] (one of 13 or more has no terminator in
+//! its step's 12 bytes: the steps after it decode garbage, and the redo flags the overflow).
 
 use crate::arch::generic::{self, Compress, WindowDecoder};
 
@@ -31,19 +31,6 @@ pub(crate) trait Shuffle4 {
     /// `p` must be valid for reads of 16 bytes and `row` of 32; the CPU must support the
     /// implementation's instruction set.
     unsafe fn decode4(p: *const u8, row: *const u8) -> [u64; LANES];
-
-    /// Writes the first `k` (1..=3) of `values` at `dst`, and nothing after them.
-    ///
-    /// # Safety
-    /// `dst` must be valid for writes of `k` values; the CPU must support the implementation's
-    /// instruction set.
-    #[inline(always)]
-    unsafe fn store_first<T: Copy>(values: [T; LANES], k: usize, dst: *mut T) {
-        for (i, &value) in values.iter().enumerate().take(k) {
-            // SAFETY: `i < k`, for which the caller guarantees room.
-            unsafe { dst.add(i).write(value) };
-        }
-    }
 }
 
 /// The terminator bits of the first (up to) four varints that end in `pattern`.
@@ -76,11 +63,18 @@ const ROW_NUMBERS: ([u16; PATTERNS], usize) = row_numbers();
 /// 794: every set of at most four terminators among 12 bits.
 const ROWS: usize = ROW_NUMBERS.1;
 
-/// The shuffle rows, cache-line aligned so that no row straddles two lines.
+/// The three tables in one static, so that a step addresses all of them from one register;
+/// cache-line aligned so that no shuffle row straddles two lines.
 #[repr(C, align(64))]
-struct Rows([[u8; ROW_BYTES]; ROWS]);
+struct Tables {
+    consumed: [u8; PATTERNS],
+    steps: [u16; PATTERNS],
+    shuffles: [[u8; ROW_BYTES]; ROWS],
+}
 
-static SHUFFLES: Rows = Rows(shuffles());
+static TABLES: Tables = Tables { consumed: consumed(), steps: steps(), shuffles: shuffles() };
+
+const _: () = assert!(core::mem::offset_of!(Tables, shuffles) % 64 == 0);
 
 const fn shuffles() -> [[u8; ROW_BYTES]; ROWS] {
     let mut rows = [[0x80u8; ROW_BYTES]; ROWS];
@@ -110,17 +104,16 @@ const fn shuffles() -> [[u8; ROW_BYTES]; ROWS] {
 }
 
 /// The bytes a step consumes, by pattern: through the last of its varints' terminators. A
-/// pattern without a terminator (the varint in progress is 13 bytes or more) consumes 64,
-/// which ends the window's steps. A table of its own (4 KiB, stays in L1) because it is the
+/// pattern without a terminator (the varint in progress is 13 bytes or more, or the chain is
+/// exhausted) consumes all 12. Apart from `steps` (4 KiB, stays in L1) because its load is the
 /// chain from one step to the next: the other tables' loads are off it.
-static CONSUMED: [u8; PATTERNS] = consumed();
-
 const fn consumed() -> [u8; PATTERNS] {
     let mut consumed = [0u8; PATTERNS];
     let mut pattern = 0;
     while pattern < PATTERNS {
         let taken = first_varints(pattern);
-        consumed[pattern] = if taken == 0 { 64 } else { (usize::BITS - taken.leading_zeros()) as u8 };
+        consumed[pattern] =
+            if taken == 0 { STEP_BITS as u8 } else { (usize::BITS - taken.leading_zeros()) as u8 };
         pattern += 1;
     }
     consumed
@@ -128,8 +121,6 @@ const fn consumed() -> [u8; PATTERNS] {
 
 /// The rest of what a step does, by pattern: the byte offset of its shuffle row (a multiple
 /// of 32) plus the number of varints it decodes (0..=4, in the offset's low bits).
-static STEPS: [u16; PATTERNS] = steps();
-
 const fn steps() -> [u16; PATTERNS] {
     let mut steps = [0u16; PATTERNS];
     let mut pattern = 0;
@@ -142,11 +133,58 @@ const fn steps() -> [u16; PATTERNS] {
     steps
 }
 
-/// Where a step's varint count sits in its `STEPS` entry.
+/// Where a step's varint count sits in its `steps` entry.
 const COUNT_MASK: u16 = ROW_BYTES as u16 - 1;
 
 // Row offsets must fit the entry's 16 bits, and leave the count its low bits.
 const _: () = assert!(ROWS * ROW_BYTES <= 1 << 16 && LANES as u16 <= COUNT_MASK);
+
+/// A chain of steps through a window: the terminator bits it has yet to step over, where it is
+/// in the window, and where its next value goes.
+struct Chain {
+    rest: u64,
+    start: usize,
+    n: usize,
+}
+
+impl Chain {
+    /// Decodes the up to four varints ending in the next 12 bytes, and moves on past them.
+    /// An exhausted chain (`rest == 0`) decodes nothing and moves 12 bytes on; the caller may
+    /// keep stepping it.
+    ///
+    /// # Safety
+    /// `base` must be valid for reads of 64 + 16 bytes; the CPU must support `S`'s instruction
+    /// set.
+    #[inline(always)]
+    unsafe fn step<S: Shuffle4, T>(&mut self, base: *const u8, convert: &impl Fn(u64) -> T) -> [T; LANES] {
+        let pattern = self.rest as usize & (PATTERNS - 1);
+        let tables = &TABLES;
+        let step = tables.steps[pattern];
+        let rows = tables.shuffles.as_ptr() as *const u8;
+        // A chain that has a terminator left is inside the window; an exhausted one (`start`
+        // past it) has the all-zero row and reads nothing, but its address must stay in bounds.
+        let at = self.start & 63;
+        // SAFETY: `at < 64`, and 64 + 16 bytes are readable at `base`; the row offset is inside
+        // the shuffle rows (checked when the table is built); the caller guarantees the instruction
+        // set.
+        let values = unsafe { S::decode4(base.add(at), rows.add((step & !COUNT_MASK) as usize)) };
+        let consumed = tables.consumed[pattern] as u32;
+        self.n += (step & COUNT_MASK) as usize;
+        self.rest >>= consumed;
+        self.start += consumed as usize;
+        values.map(convert)
+    }
+}
+
+/// Stores the four `values` at `dst`.
+///
+/// # Safety
+/// `dst` must be valid for writes of four values.
+#[inline(always)]
+unsafe fn store4<T>(dst: *mut T, values: [T; LANES]) {
+    // SAFETY: forwarded from the caller.
+    unsafe { (dst as *mut [T; LANES]).write_unaligned(values) };
+}
 
 /// Up to four varints a step, by table (see the module docs).
 pub(crate) struct InShuffles<S>(core::marker::PhantomData<S>);
@@ -162,35 +200,61 @@ impl<S: Shuffle4> WindowDecoder for InShuffles<S> {
     ) -> (usize, usize, bool) {
         let count = stops.count_ones() as usize;
         let consumed = 64 - stops.leading_zeros() as usize;
-        let rows = SHUFFLES.0.as_ptr() as *const u8;
-        let (mut start, mut n) = (0usize, 0usize);
-        // Each step stores four values; the ones past the varints it decoded are overwritten
-        // by the next step, so only the last steps, with fewer than four values left in the
-        // window, store fewer.
-        while start < consumed {
-            let pattern = (stops >> start) as usize & (PATTERNS - 1);
-            let step = STEPS[pattern];
-            // SAFETY: `start < 64`, and 64 + 16 bytes are readable at `base`; the row offset is
-            // inside `SHUFFLES` (checked when the table is built); the caller guarantees the
-            // instruction set.
-            let values =
-                unsafe { S::decode4(base.add(start), rows.add((step & !COUNT_MASK) as usize)) }.map(&convert);
-            if n + LANES <= count {
-                for (i, value) in values.into_iter().enumerate() {
-                    // SAFETY: `n + i < count <= 64`, and `dst` has room for 64 values.
-                    unsafe { dst.add(n + i).write(value) };
-                }
-            } else if n < count {
-                // SAFETY: as above, for the `count - n` (1..=3) values left.
-                unsafe { S::store_first(values, count - n, dst.add(n)) };
+        // Two independent chains, so that the CPU overlaps their table loads: `a` decodes the
+        // varints that end in the first 40% of the window, `b` those after the next four (the seam, decoded
+        // last). Both store four values a step, unchecked: `a`'s last steps spill into the
+        // seam's slots, `b`'s into the `OUT_SLACK` after the window.
+        // The seam takes about four average varints off `b`, so `a` gets about 0.4 of the
+        // window, not half, to even the chains out.
+        let split = consumed * 13 / 32;
+        let first = stops & ((1u64 << split) - 1);
+        let middle = 64 - first.leading_zeros() as usize;
+        let first_count = first.count_ones() as usize;
+        let upper = stops >> middle;
+        // The terminator bits after `middle` from the fourth on (none if there are fewer).
+        let mut from_fourth = upper & upper.wrapping_sub(1);
+        from_fourth &= from_fourth.wrapping_sub(1);
+        from_fourth &= from_fourth.wrapping_sub(1);
+        let fourth = (from_fourth.trailing_zeros() & 63) as usize;
+        let mut a = Chain { rest: first, start: 0, n: 0 };
+        let mut b =
+            Chain { rest: from_fourth >> fourth >> 1, start: middle + fourth + 1, n: first_count + LANES };
+        while a.rest | b.rest != 0 {
+            let (at_a, at_b) = (a.n, b.n);
+            // SAFETY: `base` as the caller guarantees. `at_a <= first_count <= 26` and
+            // `at_b <= count.max(first_count + 4) <= 64`: four values fit at either in the
+            // 64 + `OUT_SLACK` slots at `dst`.
+            unsafe {
+                let values = a.step::<S, T>(base, &convert);
+                store4(dst.add(at_a), values);
+                let values = b.step::<S, T>(base, &convert);
+                store4(dst.add(at_b), values);
             }
-            n += (step & COUNT_MASK) as usize;
-            start += CONSUMED[pattern] as usize;
         }
-        // Fewer values than terminators: a varint of 13 bytes or more stopped the steps.
-        let overflow = n != count
-            // SAFETY: forwarded from the caller.
-            || long_ends != 0 && unsafe { generic::redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert) };
+        // The seam, over whatever `a` spilled into it: decoded into a buffer (two steps always,
+        // as a branch on one or two would be unpredictable; more only after long varints),
+        // then stored whole. Slots past `count` are slack.
+        let mut seam = Chain { rest: upper, start: middle, n: 0 };
+        let mut buffer = [convert(0); 2 * LANES];
+        // SAFETY: `base` as above; each store is at `seam.n < LANES` (0 for the first) in the
+        // eight-value buffer; the last at `first_count <= 26`, four of the 64 + `OUT_SLACK`.
+        unsafe {
+            let values = seam.step::<S, T>(base, &convert);
+            store4(buffer.as_mut_ptr(), values);
+            let at = seam.n;
+            store4(buffer.as_mut_ptr().add(at), seam.step::<S, T>(base, &convert));
+            while seam.n < LANES && seam.rest != 0 {
+                let at = seam.n;
+                store4(buffer.as_mut_ptr().add(at), seam.step::<S, T>(base, &convert));
+            }
+            store4(dst.add(first_count), [buffer[0], buffer[1], buffer[2], buffer[3]]);
+        }
+        // A varint of 13 bytes or more has no terminator in its step, which consumes 12 bytes and
+        // leaves its tail to the next as if it were a varint. Being longer than 8 bytes, it is
+        // redone here from its true start, which flags it.
+        // SAFETY: forwarded from the caller.
+        let overflow = long_ends != 0
+            && unsafe { generic::redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert) };
         (count, consumed, overflow)
     }
 }
@@ -205,20 +269,20 @@ mod tests {
         assert_eq!(ROWS, 794);
         // The pattern of four one-byte varints then anything: bytes 0, 1, 2, 3 in lanes 0..4.
         let pattern = 0b1111_1111_1111;
-        assert_eq!((STEPS[pattern] & COUNT_MASK, CONSUMED[pattern]), (4, 4));
-        let row = &SHUFFLES.0[(STEPS[pattern] & !COUNT_MASK) as usize / ROW_BYTES];
+        assert_eq!((TABLES.steps[pattern] & COUNT_MASK, TABLES.consumed[pattern]), (4, 4));
+        let row = &TABLES.shuffles[(TABLES.steps[pattern] & !COUNT_MASK) as usize / ROW_BYTES];
         for lane in 0..4 {
             assert_eq!(row[lane * 8], lane as u8);
             assert!(row[lane * 8 + 1..lane * 8 + 8].iter().all(|&b| b == 0x80));
         }
         // A 3-byte varint, then a 9-byte one (its first 8 bytes in the lane).
         let pattern = 1 << 2 | 1 << 11;
-        assert_eq!((STEPS[pattern] & COUNT_MASK, CONSUMED[pattern]), (2, 12));
-        let row = &SHUFFLES.0[(STEPS[pattern] & !COUNT_MASK) as usize / ROW_BYTES];
+        assert_eq!((TABLES.steps[pattern] & COUNT_MASK, TABLES.consumed[pattern]), (2, 12));
+        let row = &TABLES.shuffles[(TABLES.steps[pattern] & !COUNT_MASK) as usize / ROW_BYTES];
         assert_eq!(row[..8], [0, 1, 2, 0x80, 0x80, 0x80, 0x80, 0x80]);
         assert_eq!(row[8..16], [3, 4, 5, 6, 7, 8, 9, 10]);
         assert!(row[16..].iter().all(|&b| b == 0x80));
         // No terminator: the window's steps end.
-        assert_eq!((STEPS[0] & COUNT_MASK, CONSUMED[0]), (0, 64));
+        assert_eq!((TABLES.steps[0] & COUNT_MASK, TABLES.consumed[0]), (0, 12));
     }
 }

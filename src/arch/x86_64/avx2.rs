@@ -4,10 +4,9 @@
 use crate::arch::{generic, shuffle};
 use core::arch::x86_64::{
     __m128i, __m256i, _bzhi_u64, _mm256_and_si256, _mm256_andnot_si256, _mm256_broadcastsi128_si256,
-    _mm256_cmpgt_epi64, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16, _mm256_maskstore_epi64,
-    _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x,
-    _mm256_set1_epi8, _mm256_setr_epi64x, _mm256_shuffle_epi8, _mm256_srli_epi64, _mm_cmpgt_epi32,
-    _mm_loadu_si128, _mm_maskstore_epi32, _mm_set1_epi32, _mm_setr_epi32, _pext_u64,
+    _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16, _mm256_movemask_epi8, _mm256_or_si256,
+    _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set1_epi8, _mm256_shuffle_epi8,
+    _mm256_srli_epi64, _mm_loadu_si128, _pext_u64,
 };
 
 #[derive(Clone, Copy)]
@@ -70,34 +69,6 @@ impl shuffle::Shuffle4 for Avx2Shuffle {
                 _mm256_and_si256(low28, groups28),
                 high,
             ))
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn store_first<T: Copy>(values: [T; 4], k: usize, dst: *mut T) {
-        // Masked stores for 8- and 4-byte values: no branch on `k`.
-        // SAFETY: the masks cover the first `k` values, for which the caller guarantees room;
-        // AVX2.
-        unsafe {
-            match core::mem::size_of::<T>() {
-                8 => {
-                    let keep = _mm256_setr_epi64x(0, 1, 2, 3);
-                    let mask = _mm256_cmpgt_epi64(_mm256_set1_epi64x(k as i64), keep);
-                    let v = core::mem::transmute_copy::<[T; 4], __m256i>(&values);
-                    _mm256_maskstore_epi64(dst as *mut i64, mask, v);
-                }
-                4 => {
-                    let keep = _mm_setr_epi32(0, 1, 2, 3);
-                    let mask = _mm_cmpgt_epi32(_mm_set1_epi32(k as i32), keep);
-                    let v = core::mem::transmute_copy::<[T; 4], __m128i>(&values);
-                    _mm_maskstore_epi32(dst as *mut i32, mask, v);
-                }
-                _ => {
-                    for (i, &value) in values.iter().enumerate().take(k) {
-                        dst.add(i).write(value);
-                    }
-                }
-            }
         }
     }
 }
