@@ -305,7 +305,7 @@ fn decode_varint_type<V: VarintType>(payload: &[u8], out: &mut [V::Elem]) -> Res
     V::decode(Payload::new(payload), out)
 }
 
-#[inline]
+#[inline(always)]
 fn encoded_len_varint_type<V: VarintType>(values: &[V::Elem]) -> usize {
     // Lengths of at most 10 summed in u32 lanes (which the compiler vectorizes for the 32-bit
     // types), 2^20 values at a time so that no lane overflows.
@@ -333,7 +333,7 @@ fn encoded_len_varint_type<V: VarintType>(values: &[V::Elem]) -> usize {
 /// stores; see [`encode_block_32`] and [`encode_block_64`]) while their bytes and the stores'
 /// slack fit before the end of the payload; the values after that are encoded one at a time
 /// and copied by their exact length.
-#[inline]
+#[inline(always)]
 fn encode_varint_type<V: VarintType>(values: &[V::Elem], out: &mut [u8]) -> Result<usize> {
     let total = encoded_len_varint_type::<V>(values);
     let Some(out) = out.get_mut(..total) else {
@@ -510,6 +510,7 @@ pub(crate) mod portable {
 
     macro_rules! portable {
         ($($name:ident: $ty:ident, $elem:ty;)*) => {$(
+            #[inline(always)]
             pub(crate) fn $name(values: &[$elem], out: &mut [u8]) -> Result<usize> {
                 encode_varint_type::<$ty>(values, out)
             }
@@ -525,6 +526,30 @@ pub(crate) mod portable {
         encode_bool: Bool, bool;
     }
 }
+
+/// Defines, where it is invoked, a module `encoders` of the portable encoders compiled with the
+/// target features `$features`, for a backend's kernel table: with wider vectors the compiler
+/// widens the block encoders' first pass (and uses the backend's bit instructions).
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_macros))]
+macro_rules! encoders_with {
+    ($features:literal) => {
+        pub(crate) mod encoders {
+            crate::packed::encoders_with!(@fns $features;
+                encode_u64: u64, encode_u32: u32, encode_i32: i32,
+                encode_sint64: i64, encode_sint32: i32, encode_bool: bool);
+        }
+    };
+    (@fns $features:literal; $($name:ident: $elem:ty),*) => {$(
+        /// # Safety
+        /// The CPU must support the backend's target features.
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn $name(values: &[$elem], out: &mut [u8]) -> crate::error::Result<usize> {
+            crate::packed::portable::$name(values, out)
+        }
+    )*};
+}
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_imports))]
+pub(crate) use encoders_with;
 
 /// A fixed-width element type: plain old data whose wire form is its little-endian bytes.
 trait FixedType: bytemuck::Pod + Default {

@@ -15,8 +15,8 @@
 //! `pbwire::backend::Kernel`: scalar, sse2, ssse3 (decode only: its count is sse2's) and avx2. valgrind hides AVX-512 from CPUID (and an
 //! AVX-512 instruction under it is SIGILL), so the AVX-512 backend is measured by the wall-clock
 //! benches only. The contenders' functions take the same setup and ignore the backend.
-//! Encoding dispatches, but only AVX-512 has a SIMD encoder, so under valgrind it is the portable
-//! encoder: one pbwire row each. Field scanning does not dispatch (the field iterator,
+//! Encoding dispatches; under valgrind it is the AVX2 backend's encoder (the portable encoder
+//! compiled for AVX2 and BMI2): one pbwire row each. Field scanning does not dispatch (the field iterator,
 //! `decode_tag` + `skip_field`, `Reader::skip_next` and `validate`).
 
 use std::hint::black_box;

@@ -73,4 +73,6 @@ impl shuffle::Shuffle4 for Avx2Shuffle {
     }
 }
 
-generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, shuffle::InShuffles<Avx2Shuffle>);
+crate::packed::encoders_with!("avx2,bmi1,bmi2,lzcnt,popcnt");
+
+generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, shuffle::InShuffles<Avx2Shuffle>, encoders);
