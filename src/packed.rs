@@ -48,7 +48,7 @@ trait VarintType {
     const WIDE: bool;
     /// Encodes a block of [`BLOCK`] elements at the start of `dst`; `None` (nothing written)
     /// when `dst` lacks room for their bytes plus [`BLOCK_SLACK`].
-    fn encode_block(block: &[Self::Elem; BLOCK], dst: &mut [u8]) -> Option<usize>;
+    fn encode_block<B: Block32>(block: &[Self::Elem; BLOCK], dst: &mut [u8]) -> Option<usize>;
     fn decode(payload: Payload, out: &mut [Self::Elem]) -> Result<usize>;
     /// Encodes through the dispatched kernel.
     fn encode(values: &[Self::Elem], out: &mut [u8]) -> Result<usize>;
@@ -62,11 +62,27 @@ fn len_32(v: u32) -> usize {
 }
 
 /// Values per block of the bulk encoder.
-const BLOCK: usize = 32;
+pub(crate) const BLOCK: usize = 32;
 
 /// How far the stores of a block may reach past its last byte: the whole-word stores of its
 /// last value.
 const BLOCK_SLACK: usize = 10;
+
+/// How a backend encodes a block of 32-bit wire values (see [`encode_block_32`], the portable
+/// one, whose results and `None` cases every implementation must match).
+pub(crate) trait Block32 {
+    fn encode<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize>;
+}
+
+/// [`encode_block_32`] itself.
+pub(crate) struct PortableBlock32;
+
+impl Block32 for PortableBlock32 {
+    #[inline(always)]
+    fn encode<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
+        encode_block_32::<SIGNED>(v, dst)
+    }
+}
 
 /// Encodes a block of 32-bit wire values (for `SIGNED`, `int32`s: a negative one is ten bytes)
 /// in two passes. The first, in 32-bit lanes the compiler vectorizes, computes each value's
@@ -74,15 +90,26 @@ const BLOCK_SLACK: usize = 10;
 /// and its length; the second stores them unaligned, one value after another, advancing by
 /// each length, so that each value's stores overwrite the spill of the previous one's.
 #[inline(always)]
-fn encode_block_32<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
-    // A block of one-byte values (enums, small ids, bools) is its values narrowed to bytes.
+pub(crate) fn encode_block_32<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
     if v.iter().fold(0, |acc, &x| acc | x) < 0x80 {
-        let dst = dst.get_mut(..BLOCK + BLOCK_SLACK)?;
-        for (d, &x) in dst.iter_mut().zip(v) {
-            *d = x as u8;
-        }
-        return Some(BLOCK);
+        return encode_block_one_byte(v, dst);
     }
+    encode_block_32_wide::<SIGNED>(v, dst)
+}
+
+/// A block of one-byte values (enums, small ids, bools): its values narrowed to bytes.
+#[inline(always)]
+pub(crate) fn encode_block_one_byte(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
+    let dst = dst.get_mut(..BLOCK + BLOCK_SLACK)?;
+    for (d, &x) in dst.iter_mut().zip(v) {
+        *d = x as u8;
+    }
+    Some(BLOCK)
+}
+
+/// [`encode_block_32`] for a block with a value of two bytes or more.
+#[inline(always)]
+pub(crate) fn encode_block_32_wide<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
     let mut low = [0u32; BLOCK];
     let mut high = [0u32; BLOCK];
     let mut lens = [0u32; BLOCK];
@@ -137,14 +164,17 @@ fn encode_block_32<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Opti
 /// [`encode_block_32`]; others compute each value's two words branch-free
 /// ([`varint::encode_words`]) and store them unaligned.
 #[inline(always)]
-fn encode_block_64(v: &[u64; BLOCK], dst: &mut [u8]) -> Option<usize> {
-    let narrow = v.iter().fold(0, |acc, &x| acc | x >> 32) == 0;
-    if narrow {
-        return encode_block_32::<false>(&core::array::from_fn(|i| v[i] as u32), dst);
+fn encode_block_64<B: Block32>(v: &[u64; BLOCK], dst: &mut [u8]) -> Option<usize> {
+    let or = v.iter().fold(0, |acc, &x| acc | x);
+    if or < 0x80 {
+        return encode_block_one_byte(&core::array::from_fn(|i| v[i] as u32), dst);
+    }
+    if or >> 32 == 0 {
+        return B::encode::<false>(&core::array::from_fn(|i| v[i] as u32), dst);
     }
     let int32 = v.iter().fold(0, |acc, &x| acc | x.wrapping_add(1 << 31) >> 32) == 0;
     if int32 {
-        return encode_block_32::<true>(&core::array::from_fn(|i| v[i] as u32), dst);
+        return B::encode::<true>(&core::array::from_fn(|i| v[i] as u32), dst);
     }
     let mut low = [0u64; BLOCK];
     let mut high = [0u16; BLOCK];
@@ -187,7 +217,7 @@ macro_rules! varint_type {
                 $len
             }
             #[inline(always)]
-            fn encode_block($b: &[$elem; BLOCK], $d: &mut [u8]) -> Option<usize> {
+            fn encode_block<B: Block32>($b: &[$elem; BLOCK], $d: &mut [u8]) -> Option<usize> {
                 $block
             }
             #[inline(always)]
@@ -218,7 +248,7 @@ varint_type!(
     true,
     |v| v,
     |v| varint::encoded_len(v),
-    |b, d| encode_block_64(b, d),
+    |b, d| encode_block_64::<B>(b, d),
     decode_u64,
     core::convert::identity,
     encode_u64,
@@ -230,7 +260,7 @@ varint_type!(
     false,
     |v| v as u64,
     |v| len_32(v),
-    |b, d| encode_block_32::<false>(b, d),
+    |b, d| B::encode::<false>(b, d),
     decode_u32,
     core::convert::identity,
     encode_u32,
@@ -243,7 +273,7 @@ varint_type!(
     true,
     |v| v as u64,
     |v| varint::encoded_len(v as u64),
-    |b, d| encode_block_64(&map(b, |v| v as u64), d),
+    |b, d| encode_block_64::<B>(&map(b, |v| v as u64), d),
     decode_u64,
     bytemuck::cast_slice_mut,
     encode_u64,
@@ -257,7 +287,7 @@ varint_type!(
     |v| v as i64 as u64,
     // As a u32 a negative value takes 5 bytes; sign-extended, 10.
     |v| len_32(v as u32) + 5 * (v < 0) as usize,
-    |b, d| encode_block_32::<true>(&map(b, |v| v as u32), d),
+    |b, d| B::encode::<true>(&map(b, |v| v as u32), d),
     decode_u32,
     bytemuck::cast_slice_mut,
     encode_i32,
@@ -269,7 +299,7 @@ varint_type!(
     true,
     |v| varint::zigzag_encode_64(v),
     |v| varint::encoded_len(varint::zigzag_encode_64(v)),
-    |b, d| encode_block_64(&map(b, varint::zigzag_encode_64), d),
+    |b, d| encode_block_64::<B>(&map(b, varint::zigzag_encode_64), d),
     decode_sint64,
     core::convert::identity,
     encode_sint64,
@@ -281,7 +311,7 @@ varint_type!(
     false,
     |v| varint::zigzag_encode_32(v) as u64,
     |v| len_32(varint::zigzag_encode_32(v)),
-    |b, d| encode_block_32::<false>(&map(b, varint::zigzag_encode_32), d),
+    |b, d| B::encode::<false>(&map(b, varint::zigzag_encode_32), d),
     decode_sint32,
     core::convert::identity,
     encode_sint32,
@@ -293,7 +323,7 @@ varint_type!(
     false,
     |v| v as u64,
     |_v| 1,
-    |b, d| encode_block_32::<false>(&map(b, |v| v as u32), d),
+    |b, d| B::encode::<false>(&map(b, |v| v as u32), d),
     decode_bool,
     core::convert::identity,
     encode_bool,
@@ -334,7 +364,7 @@ fn encoded_len_varint_type<V: VarintType>(values: &[V::Elem]) -> usize {
 /// slack fit before the end of the payload; the values after that are encoded one at a time
 /// and copied by their exact length.
 #[inline(always)]
-fn encode_varint_type<V: VarintType>(values: &[V::Elem], out: &mut [u8]) -> Result<usize> {
+fn encode_varint_type<V: VarintType, B: Block32>(values: &[V::Elem], out: &mut [u8]) -> Result<usize> {
     let total = encoded_len_varint_type::<V>(values);
     let Some(out) = out.get_mut(..total) else {
         return Err(Error::new(ErrorKind::OutputTooSmall, 0));
@@ -343,7 +373,7 @@ fn encode_varint_type<V: VarintType>(values: &[V::Elem], out: &mut [u8]) -> Resu
     let mut done = 0;
     for block in values.chunks_exact(BLOCK) {
         let Ok(block) = <&[V::Elem; BLOCK]>::try_from(block) else { break };
-        match V::encode_block(block, &mut out[pos..]) {
+        match V::encode_block::<B>(block, &mut out[pos..]) {
             Some(n) => pos += n,
             None => break,
         }
@@ -512,9 +542,21 @@ pub(crate) mod portable {
         ($($name:ident: $ty:ident, $elem:ty;)*) => {$(
             #[inline(always)]
             pub(crate) fn $name(values: &[$elem], out: &mut [u8]) -> Result<usize> {
-                encode_varint_type::<$ty>(values, out)
+                encode_varint_type::<$ty, PortableBlock32>(values, out)
             }
-        )*};
+        )*
+        /// The same encoders with another block encoder for the 32-bit wire values.
+        #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+        pub(crate) mod with {
+            use super::*;
+            $(
+                #[inline(always)]
+                pub(crate) fn $name<B: Block32>(values: &[$elem], out: &mut [u8]) -> Result<usize> {
+                    encode_varint_type::<$ty, B>(values, out)
+                }
+            )*
+        }
+        };
     }
 
     portable! {
@@ -528,23 +570,24 @@ pub(crate) mod portable {
 }
 
 /// Defines, where it is invoked, a module `encoders` of the portable encoders compiled with the
-/// target features `$features`, for a backend's kernel table: with wider vectors the compiler
-/// widens the block encoders' first pass (and uses the backend's bit instructions).
+/// target features `$features` and the block encoder `$block` for 32-bit wire values, for a
+/// backend's kernel table: with wider vectors the compiler also widens the block encoders'
+/// first pass (and uses the backend's bit instructions).
 #[cfg_attr(not(target_arch = "x86_64"), allow(unused_macros))]
 macro_rules! encoders_with {
-    ($features:literal) => {
+    ($features:literal, $block:ty) => {
         pub(crate) mod encoders {
-            crate::packed::encoders_with!(@fns $features;
+            crate::packed::encoders_with!(@fns $features, $block;
                 encode_u64: u64, encode_u32: u32, encode_i32: i32,
                 encode_sint64: i64, encode_sint32: i32, encode_bool: bool);
         }
     };
-    (@fns $features:literal; $($name:ident: $elem:ty),*) => {$(
+    (@fns $features:literal, $block:ty; $($name:ident: $elem:ty),*) => {$(
         /// # Safety
         /// The CPU must support the backend's target features.
         #[target_feature(enable = $features)]
         pub(crate) unsafe fn $name(values: &[$elem], out: &mut [u8]) -> crate::error::Result<usize> {
-            crate::packed::portable::$name(values, out)
+            crate::packed::portable::with::$name::<$block>(values, out)
         }
     )*};
 }

@@ -73,6 +73,6 @@ impl shuffle::Shuffle4 for Avx2Shuffle {
     }
 }
 
-crate::packed::encoders_with!("avx2,bmi1,bmi2,lzcnt,popcnt");
+crate::packed::encoders_with!("avx2,bmi1,bmi2,lzcnt,popcnt", crate::arch::x86_64::ssse3::ShuffleBlock32);
 
 generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, shuffle::InShuffles<Avx2Shuffle>, encoders);
