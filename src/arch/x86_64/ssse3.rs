@@ -7,8 +7,8 @@ use crate::packed::BLOCK;
 use core::arch::x86_64::{
     __m128i, _mm_add_epi32, _mm_and_si128, _mm_andnot_si128, _mm_cmpeq_epi32, _mm_cmpgt_epi32,
     _mm_cvtsi128_si32, _mm_loadu_si128, _mm_madd_epi16, _mm_maddubs_epi16, _mm_movemask_epi8, _mm_or_si128,
-    _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi64x, _mm_set1_epi8, _mm_setr_epi8, _mm_setzero_si128,
-    _mm_shuffle_epi8, _mm_slli_epi32, _mm_srli_epi32, _mm_srli_epi64, _mm_storeu_si128, _mm_sub_epi32,
+    _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi64x, _mm_set1_epi8, _mm_setzero_si128, _mm_shuffle_epi8,
+    _mm_slli_epi32, _mm_srli_epi32, _mm_srli_epi64, _mm_storeu_si128, _mm_sub_epi32,
 };
 
 /// Joins the seven-bit groups of each 64-bit lane (the bytes of a varint of at most 8 bytes,
@@ -51,19 +51,34 @@ impl shuffle::Shuffle4 for Ssse3Shuffle {
     }
 }
 
-/// The packed encoder's blocks of 32-bit wire values, four values a step: each value's 7-bit
-/// groups and continuation bits in its 32-bit lane, then one `PSHUFB` by a table row (indexed
-/// by the four lengths) packs the four values' bytes together for one 16-byte store. A step
-/// whose values are not all below 2^28 (five bytes, or ten for a negative `int32`) goes value
-/// by value; a block of one-byte values, or of unsigned values with many of five bytes, goes
-/// to the portable block encoder.
-pub(crate) struct ShuffleBlock32;
+/// The packed encoder's blocks of 32-bit wire values, a [`PackStep`] of four or eight values at a
+/// time: each value's 7-bit groups and continuation bits in its 32-bit lane, then a `PSHUFB` by
+/// a table row (indexed by four lengths) packs four values' bytes together for one 16-byte
+/// store. A step whose values are not all below 2^28 (five bytes, or ten for a negative
+/// `int32`) goes value by value; a block of one-byte values, or of unsigned values with one of
+/// five bytes, goes to the portable block encoder.
+pub(crate) struct ShuffleBlock32<S>(core::marker::PhantomData<S>);
+
+/// One step of [`ShuffleBlock32`], per instruction set.
+pub(crate) trait PackStep {
+    /// Values a step takes (a multiple of four).
+    const VALUES: usize;
+
+    /// Encodes the `VALUES` values at `src` at `dst` and returns the bytes they take, or
+    /// `None`, having written nothing, if one of them is 2^28 or more.
+    ///
+    /// # Safety
+    /// `src` must be valid for reads of `VALUES` values and `dst` for writes of their bytes
+    /// plus 12 (each group of four is stored as 16 bytes); the CPU must support the
+    /// implementation's instruction set.
+    unsafe fn step(src: *const u32, dst: *mut u8) -> Option<usize>;
+}
 
 /// `PSHUFB` rows by length index (`len0 - 1 | (len1 - 1) << 2 | ..`): the bytes of each value,
 /// in order, from its lane.
-static PACK: [[u8; 16]; 256] = pack_rows();
+pub(crate) static PACK: [[u8; 16]; 256] = pack_rows();
 /// The bytes of the four values, by length index.
-static PACKED_LEN: [u8; 256] = packed_lens();
+pub(crate) static PACKED_LEN: [u8; 256] = packed_lens();
 
 const fn pack_rows() -> [[u8; 16]; 256] {
     let mut rows = [[0x80u8; 16]; 256];
@@ -95,72 +110,100 @@ const fn packed_lens() -> [u8; 256] {
     lens
 }
 
-impl crate::packed::Block32 for ShuffleBlock32 {
+/// The length index of four values from their lengths less one, one per byte of `lens`: the
+/// multiply moves byte `i`'s two bits to bits `24 + 2i` (the other products stay below bit 24).
+#[inline(always)]
+pub(crate) fn length_index(lens: u32) -> usize {
+    (lens.wrapping_mul(0x0104_1040) >> 24) as usize
+}
+
+/// Byte `4i` of each 32-bit lane (`i` = 0..4) into bytes 0..4, the rest zero: a `PSHUFB` row.
+pub(crate) const LOW_BYTES: [i8; 16] = [0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1];
+
+impl<S: PackStep> crate::packed::Block32 for ShuffleBlock32<S> {
     #[inline(always)]
     fn encode<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
-        // Room for ten bytes a value and the reach of the last 16-byte store; closer to the
-        // end of the output the portable encoder takes the block.
         let or = v.iter().fold(0, |acc, &x| acc | x);
         if or < 0x80 {
             return crate::packed::encode_block_one_byte(v, dst);
         }
+        // Room for ten bytes a value and the reach of the last 16-byte store; closer to the
+        // end of the output the portable encoder takes the block.
         if dst.len() < BLOCK * 10 + 16 || (!SIGNED && or >> 28 != 0) {
             return crate::packed::encode_block_32_wide::<SIGNED>(v, dst);
         }
         let p = dst.as_mut_ptr();
         let mut at = 0usize;
-        for group in v.chunks_exact(4) {
-            // SAFETY: only instantiated inside functions compiled with SSSE3 enabled; `group`
-            // holds 16 readable bytes. Every store is within `at + 16`, and `at` is at most 28
-            // values of ten bytes, so within the `BLOCK * 10 + 16` bytes of `dst`.
+        for group in v.chunks_exact(S::VALUES) {
+            // SAFETY: only instantiated inside functions compiled with `S`'s instruction set;
+            // `group` holds `VALUES` values. `at` is at most `BLOCK - VALUES` values of ten
+            // bytes, so every store (within `at + 10` for a value, `at + bytes + 12` for a step)
+            // stays within the `BLOCK * 10 + 16` bytes of `dst`.
             unsafe {
-                let x = _mm_loadu_si128(group.as_ptr() as *const __m128i);
-                let zero = _mm_setzero_si128();
-                let small = _mm_movemask_epi8(_mm_cmpeq_epi32(_mm_srli_epi32::<28>(x), zero));
-                if small != 0xffff {
-                    for &x in group {
-                        let wire = if SIGNED { x as i32 as i64 as u64 } else { x as u64 };
-                        let (low, high, len) = crate::varint::encode_words(wire);
-                        p.add(at).cast::<[u8; 8]>().write_unaligned(low.to_le_bytes());
-                        p.add(at + 8).cast::<[u8; 2]>().write_unaligned((high as u16).to_le_bytes());
-                        at += len;
-                    }
+                if let Some(n) = S::step(group.as_ptr(), p.add(at)) {
+                    at += n;
                     continue;
                 }
-                // Groups 7 bits apart in the lane's bytes (the values are below 2^28).
-                let mut groups = _mm_and_si128(x, _mm_set1_epi32(0x7f));
-                groups = _mm_or_si128(groups, _mm_and_si128(_mm_slli_epi32::<1>(x), _mm_set1_epi32(0x7f00)));
-                groups =
-                    _mm_or_si128(groups, _mm_and_si128(_mm_slli_epi32::<2>(x), _mm_set1_epi32(0x7f_0000)));
-                groups =
-                    _mm_or_si128(groups, _mm_and_si128(_mm_slli_epi32::<3>(x), _mm_set1_epi32(0x7f00_0000)));
-                // A byte carries on when the value needs the next one.
-                let c1 = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x7f));
-                let c2 = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x3fff));
-                let c3 = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x1f_ffff));
-                let carry = _mm_or_si128(
-                    _mm_and_si128(c1, _mm_set1_epi32(0x80)),
-                    _mm_or_si128(
-                        _mm_and_si128(c2, _mm_set1_epi32(0x8000)),
-                        _mm_and_si128(c3, _mm_set1_epi32(0x80_0000)),
-                    ),
-                );
-                let bytes = _mm_or_si128(groups, carry);
-                // Each length less one (the compares are -1 when true), its low byte gathered
-                // into the low four bytes, then two bits each into the index.
-                let len1 = _mm_sub_epi32(zero, _mm_add_epi32(c1, _mm_add_epi32(c2, c3)));
-                let low_bytes = _mm_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-                let lens = _mm_cvtsi128_si32(_mm_shuffle_epi8(len1, low_bytes)) as u32;
-                let index = (lens.wrapping_mul(0x0104_1040) >> 24) as usize;
-                let row = _mm_loadu_si128(PACK[index].as_ptr() as *const __m128i);
-                _mm_storeu_si128(p.add(at) as *mut __m128i, _mm_shuffle_epi8(bytes, row));
-                at += PACKED_LEN[index] as usize;
+                for &x in group {
+                    let wire = if SIGNED { x as i32 as i64 as u64 } else { x as u64 };
+                    let (low, high, len) = crate::varint::encode_words(wire);
+                    p.add(at).cast::<[u8; 8]>().write_unaligned(low.to_le_bytes());
+                    p.add(at + 8).cast::<[u8; 2]>().write_unaligned((high as u16).to_le_bytes());
+                    at += len;
+                }
             }
         }
         Some(at)
     }
 }
 
-crate::packed::encoders_with!("sse2,ssse3", crate::arch::x86_64::ssse3::ShuffleBlock32);
+/// Four values a step in one xmm register.
+pub(crate) struct Ssse3Pack;
+
+impl PackStep for Ssse3Pack {
+    const VALUES: usize = 4;
+
+    #[inline(always)]
+    unsafe fn step(src: *const u32, dst: *mut u8) -> Option<usize> {
+        // SAFETY: the caller guarantees the reads, the writes and SSSE3.
+        unsafe {
+            let x = _mm_loadu_si128(src as *const __m128i);
+            let zero = _mm_setzero_si128();
+            if _mm_movemask_epi8(_mm_cmpeq_epi32(_mm_srli_epi32::<28>(x), zero)) != 0xffff {
+                return None;
+            }
+            // Groups 7 bits apart in the lane's bytes (the values are below 2^28).
+            let mut groups = _mm_and_si128(x, _mm_set1_epi32(0x7f));
+            groups = _mm_or_si128(groups, _mm_and_si128(_mm_slli_epi32::<1>(x), _mm_set1_epi32(0x7f00)));
+            groups = _mm_or_si128(groups, _mm_and_si128(_mm_slli_epi32::<2>(x), _mm_set1_epi32(0x7f_0000)));
+            groups = _mm_or_si128(groups, _mm_and_si128(_mm_slli_epi32::<3>(x), _mm_set1_epi32(0x7f00_0000)));
+            // A byte carries on when the value needs the next one.
+            let c1 = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x7f));
+            let c2 = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x3fff));
+            let c3 = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x1f_ffff));
+            let carry = _mm_or_si128(
+                _mm_and_si128(c1, _mm_set1_epi32(0x80)),
+                _mm_or_si128(
+                    _mm_and_si128(c2, _mm_set1_epi32(0x8000)),
+                    _mm_and_si128(c3, _mm_set1_epi32(0x80_0000)),
+                ),
+            );
+            let bytes = _mm_or_si128(groups, carry);
+            // Each length less one (the compares are -1 when true), its low byte gathered
+            // into the low four bytes.
+            let len1 = _mm_sub_epi32(zero, _mm_add_epi32(c1, _mm_add_epi32(c2, c3)));
+            let low_bytes = _mm_loadu_si128(LOW_BYTES.as_ptr() as *const __m128i);
+            let index = length_index(_mm_cvtsi128_si32(_mm_shuffle_epi8(len1, low_bytes)) as u32);
+            let row = _mm_loadu_si128(PACK[index].as_ptr() as *const __m128i);
+            _mm_storeu_si128(dst as *mut __m128i, _mm_shuffle_epi8(bytes, row));
+            Some(PACKED_LEN[index] as usize)
+        }
+    }
+}
+
+crate::packed::encoders_with!(
+    "sse2,ssse3",
+    crate::arch::x86_64::ssse3::ShuffleBlock32<crate::arch::x86_64::ssse3::Ssse3Pack>
+);
 
 generic::kernel_fns!("sse2,ssse3", Sse2, generic::Swar, shuffle::InShuffles<Ssse3Shuffle>, encoders);
