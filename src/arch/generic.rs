@@ -444,6 +444,7 @@ pub(crate) unsafe fn skip_varints<V: Vector>(payload: &[u8], n: usize) -> Result
 /// algorithms for `$vector`, `$compress` and the window decoder `$window`) and the table
 /// of them, `FNS`. Its encoders are those of the module `$encoders` (by default the portable
 /// ones of [`crate::packed`]).
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(unused_macros))]
 macro_rules! kernel_fns {
     ($features:literal, $vector:ty, $compress:ty, $window:ty) => {
         crate::arch::generic::kernel_fns!($features, $vector, $compress, $window, crate::packed::portable);
@@ -528,6 +529,7 @@ macro_rules! kernel_fns {
         };
     };
 }
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(unused_imports))]
 pub(crate) use kernel_fns;
 
 /// Decodes four varints of at most 8 bytes each, one per 64-bit vector lane.
