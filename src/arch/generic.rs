@@ -397,6 +397,41 @@ pub(crate) unsafe fn skip_varints<V: Vector>(payload: &[u8], n: usize) -> Result
         let window = &payload[at..at + WINDOW];
         // SAFETY: 64 readable bytes; the caller guarantees the instruction set.
         let stops = unsafe { terminators::<V>(window.as_ptr()) };
+        // Nine continuation bytes in a row, within this window or across its start, are what
+        // every varint of ten bytes or more has; without them the window needs no check.
+        let carry = !stops;
+        let (carry2, crossing) = (carry & carry >> 1, stops.trailing_zeros() + previous.leading_zeros());
+        let carry8 = {
+            let carry4 = carry2 & carry2 >> 2;
+            carry4 & carry4 >> 4
+        };
+        if (carry8 & carry >> 8 != 0 || crossing >= 9) && !window_is_valid(window, stops, previous) {
+            break;
+        }
+        let count = stops.count_ones() as usize;
+        if count >= left {
+            // Clear the first `left - 1` terminators; the lowest left is the `n`th's.
+            let mut rest = stops;
+            for _ in 1..left {
+                rest &= rest - 1;
+            }
+            return Ok(at + rest.trailing_zeros() as usize + 1);
+        }
+        if stops != 0 {
+            start = at + 64 - stops.leading_zeros() as usize;
+        }
+        left -= count;
+        previous = stops;
+        at += WINDOW;
+    }
+    scalar::skip_varints(&payload[start..], left).map(|k| start + k).map_err(|e| e.shifted(start))
+}
+
+/// Whether no varint ending in `window` (terminator bits `stops`, the previous window's
+/// `previous`) overflows; out of line, as the skip loop rarely needs it.
+#[inline(never)]
+fn window_is_valid(window: &[u8], stops: u64, previous: u64) -> bool {
+    {
         // Continuation bits of the previous window (bits 0..64) and this one (64..128). A
         // run of ten is an overlong varint; nine after a terminator, a 10-byte one whose last
         // byte must be 0 or 1. Runs ending in this window start at bits 55..=118.
@@ -418,26 +453,8 @@ pub(crate) unsafe fn skip_varints<V: Vector>(payload: &[u8], n: usize) -> Result
             valid &= window[ten_byte_ends.trailing_zeros() as usize] <= 1;
             ten_byte_ends &= ten_byte_ends - 1;
         }
-        if !valid {
-            break;
-        }
-        let count = stops.count_ones() as usize;
-        if count >= left {
-            // Clear the first `left - 1` terminators; the lowest left is the `n`th's.
-            let mut rest = stops;
-            for _ in 1..left {
-                rest &= rest - 1;
-            }
-            return Ok(at + rest.trailing_zeros() as usize + 1);
-        }
-        if stops != 0 {
-            start = at + 64 - stops.leading_zeros() as usize;
-        }
-        left -= count;
-        previous = stops;
-        at += WINDOW;
+        valid
     }
-    scalar::skip_varints(&payload[start..], left).map(|k| start + k).map_err(|e| e.shifted(start))
 }
 
 /// Defines a backend's kernel functions (`#[target_feature]` instantiations of the generic
