@@ -3,8 +3,8 @@
 //! shuffle that places the first four varints ending there in four 64-bit lanes, how many
 //! varints that is and how many bytes they take. The lanes are then packed in vector registers
 //! ([`Shuffle4`], one implementation per instruction set). Nothing branches on a varint's
-//! length, and the only chain from step to step is one table load; a window runs two chains,
-//! one per half, side by side.
+//! length, and the only chain from step to step is one table load; a window runs two chains
+//! side by side (its first 40%, and the rest after the four varints that follow it).
 //!
 //! A varint of 9 bytes or more gets its first 8 bytes in its lane and is redone afterwards, with
 //! the overflow check, by [`generic::redo_long_varints`] (one of 13 or more has no terminator in
@@ -201,11 +201,11 @@ impl<S: Shuffle4> WindowDecoder for InShuffles<S> {
         let count = stops.count_ones() as usize;
         let consumed = 64 - stops.leading_zeros() as usize;
         // Two independent chains, so that the CPU overlaps their table loads: `a` decodes the
-        // varints that end in the first 40% of the window, `b` those after the next four (the seam, decoded
-        // last). Both store four values a step, unchecked: `a`'s last steps spill into the
-        // seam's slots, `b`'s into the `OUT_SLACK` after the window.
-        // The seam takes about four average varints off `b`, so `a` gets about 0.4 of the
-        // window, not half, to even the chains out.
+        // varints that end in the first 40% of the window, `b` those after the next four (the
+        // seam, decoded last). Both store four values a step, unchecked: `a`'s last steps spill
+        // into the seam's slots, `b`'s into the `OUT_SLACK` after the window. The seam takes
+        // about four average varints off `b`, so `a` gets 40% of the window, not half, to even
+        // the chains out.
         let split = consumed * 13 / 32;
         let first = stops & ((1u64 << split) - 1);
         let middle = 64 - first.leading_zeros() as usize;
