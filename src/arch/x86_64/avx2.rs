@@ -1,18 +1,12 @@
 //! AVX2 with BMI2: 32-byte blocks; four varints a table step in the 64-bit lanes of one
 //! register (`VPSHUFB`, then multiply-adds); PEXT compression for the long ones.
 
-use crate::arch::x86_64::ssse3;
 use crate::arch::{generic, shuffle};
 use core::arch::x86_64::{
     __m128i, __m256i, _bzhi_u64, _mm256_and_si256, _mm256_andnot_si256, _mm256_broadcastsi128_si256,
     _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16, _mm256_movemask_epi8, _mm256_or_si256,
     _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set1_epi8, _mm256_shuffle_epi8,
     _mm256_srli_epi64, _mm_loadu_si128, _pext_u64,
-};
-use core::arch::x86_64::{
-    _mm256_add_epi32, _mm256_castsi128_si256, _mm256_castsi256_si128, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32,
-    _mm256_extract_epi32, _mm256_extracti128_si256, _mm256_inserti128_si256, _mm256_setzero_si256,
-    _mm256_slli_epi32, _mm256_srli_epi32, _mm256_sub_epi32, _mm_storeu_si128,
 };
 
 #[derive(Clone, Copy)]
@@ -79,69 +73,6 @@ impl shuffle::Shuffle4 for Avx2Shuffle {
     }
 }
 
-/// Eight values a step in one ymm register: the SSSE3 step's lane arithmetic, then each 128-bit
-/// half packed by its own table row and stored after the other.
-pub(crate) struct Avx2Pack;
-
-impl ssse3::PackStep for Avx2Pack {
-    const VALUES: usize = 8;
-
-    #[inline(always)]
-    unsafe fn step(src: *const u32, dst: *mut u8) -> Option<usize> {
-        // SAFETY: the caller guarantees the reads, the writes (the second half's 16 bytes start
-        // at the first half's length) and AVX2.
-        unsafe {
-            let x = _mm256_loadu_si256(src as *const __m256i);
-            let zero = _mm256_setzero_si256();
-            if _mm256_movemask_epi8(_mm256_cmpeq_epi32(_mm256_srli_epi32::<28>(x), zero)) != -1 {
-                return None;
-            }
-            let mut groups = _mm256_and_si256(x, _mm256_set1_epi32(0x7f));
-            groups = _mm256_or_si256(
-                groups,
-                _mm256_and_si256(_mm256_slli_epi32::<1>(x), _mm256_set1_epi32(0x7f00)),
-            );
-            groups = _mm256_or_si256(
-                groups,
-                _mm256_and_si256(_mm256_slli_epi32::<2>(x), _mm256_set1_epi32(0x7f_0000)),
-            );
-            groups = _mm256_or_si256(
-                groups,
-                _mm256_and_si256(_mm256_slli_epi32::<3>(x), _mm256_set1_epi32(0x7f00_0000)),
-            );
-            let c1 = _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0x7f));
-            let c2 = _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0x3fff));
-            let c3 = _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0x1f_ffff));
-            let carry = _mm256_or_si256(
-                _mm256_and_si256(c1, _mm256_set1_epi32(0x80)),
-                _mm256_or_si256(
-                    _mm256_and_si256(c2, _mm256_set1_epi32(0x8000)),
-                    _mm256_and_si256(c3, _mm256_set1_epi32(0x80_0000)),
-                ),
-            );
-            let bytes = _mm256_or_si256(groups, carry);
-            let len1 = _mm256_sub_epi32(zero, _mm256_add_epi32(c1, _mm256_add_epi32(c2, c3)));
-            let low_bytes =
-                _mm256_broadcastsi128_si256(_mm_loadu_si128(ssse3::LOW_BYTES.as_ptr() as *const __m128i));
-            let lens = _mm256_shuffle_epi8(len1, low_bytes);
-            let low = ssse3::length_index(_mm256_extract_epi32::<0>(lens) as u32);
-            let high = ssse3::length_index(_mm256_extract_epi32::<4>(lens) as u32);
-            let rows = _mm256_inserti128_si256::<1>(
-                _mm256_castsi128_si256(_mm_loadu_si128(ssse3::PACK[low].as_ptr() as *const __m128i)),
-                _mm_loadu_si128(ssse3::PACK[high].as_ptr() as *const __m128i),
-            );
-            let packed = _mm256_shuffle_epi8(bytes, rows);
-            let first = ssse3::PACKED_LEN[low] as usize;
-            _mm_storeu_si128(dst as *mut __m128i, _mm256_castsi256_si128(packed));
-            _mm_storeu_si128(dst.add(first) as *mut __m128i, _mm256_extracti128_si256::<1>(packed));
-            Some(first + ssse3::PACKED_LEN[high] as usize)
-        }
-    }
-}
-
-crate::packed::encoders_with!(
-    "avx2,bmi1,bmi2,lzcnt,popcnt",
-    crate::arch::x86_64::ssse3::ShuffleBlock32<crate::arch::x86_64::avx2::Avx2Pack>
-);
+crate::packed::encoders_with!("avx2,bmi1,bmi2,lzcnt,popcnt", crate::arch::x86_64::ssse3::ShuffleBlock32);
 
 generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, shuffle::InShuffles<Avx2Shuffle>, encoders);

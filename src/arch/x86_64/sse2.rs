@@ -48,6 +48,20 @@ unsafe fn decode2(a: *const u8, b: *const u8) -> __m128i {
             _mm_and_si128(byte0, groups7),
             _mm_srli_epi16::<1>(_mm_andnot_si128(byte0, groups7)),
         );
+        join_groups14(groups14)
+    }
+}
+
+/// Joins the four 14-bit groups of each 64-bit lane (bits 0..14 of each 16) into the lane's
+/// value: `pmaddwd` makes them two 28-bit halves, and one shift moves the high half down next
+/// to the low one. The SSSE3 decoder's last step too.
+///
+/// # Safety
+/// None beyond SSE2, which is baseline on x86-64.
+#[inline(always)]
+pub(crate) unsafe fn join_groups14(groups14: __m128i) -> __m128i {
+    // SAFETY: SSE2 is baseline on x86-64.
+    unsafe {
         let groups28 = _mm_madd_epi16(groups14, _mm_set1_epi32(0x4000_0001));
         let low28 = _mm_set1_epi64x(0x0fff_ffff);
         _mm_or_si128(_mm_and_si128(low28, groups28), _mm_andnot_si128(low28, _mm_srli_epi64::<4>(groups28)))
