@@ -60,8 +60,9 @@ impl Compress for Swar {
 /// How a backend decodes the varints of one 64-byte window.
 pub(crate) trait WindowDecoder {
     /// Decodes the varints that end in the window at `base` into `dst`, mapping each value with
-    /// `convert`; the `OUT_SLACK` slots after the values written may be overwritten too. `stops` are the window's terminator bits (non-zero), `long_ends` those of the
-    /// varints longer than 8 bytes. Returns the values written, the bytes consumed (through the
+    /// `convert`; the `OUT_SLACK` slots after the values written may be overwritten too. `stops`
+    /// are the window's terminator bits (non-zero), `long_ends` those of the varints longer than
+    /// 8 bytes. Returns the values written, the bytes consumed (through the
     /// last terminator) and whether a varint overflowed (the values are then meaningless).
     ///
     /// # Safety
@@ -174,6 +175,15 @@ const WINDOW: usize = 64;
 /// Output slots after a window's values that its decoder may overwrite: vector decoders store
 /// whole registers without checking where the window's values end.
 pub(crate) const OUT_SLACK: usize = 4;
+
+/// Bit `i` set when bits `i..i + 8` of `carry` (continuation bits) are all set: eight
+/// continuation bytes in a row from byte `i`.
+#[inline(always)]
+fn runs_of_8(carry: u64) -> u64 {
+    let carry2 = carry & carry >> 1;
+    let carry4 = carry2 & carry2 >> 2;
+    carry4 & carry4 >> 4
+}
 
 /// Bit `i` set when byte `i` of the 64 at `p` is a terminator (below 0x80).
 ///
@@ -334,10 +344,7 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
         }
         // Bit i set when bytes i..i+8 all carry on; shifted to the terminator, the ends of the
         // varints longer than 8 bytes.
-        let carry = !stops;
-        let carry2 = carry & carry >> 1;
-        let carry4 = carry2 & carry2 >> 2;
-        let long_ends = (carry4 & carry4 >> 4) << 8 & stops;
+        let long_ends = runs_of_8(!stops) << 8 & stops;
         let to = if room >= WINDOW + OUT_SLACK {
             // SAFETY: `n <= out.len()`.
             unsafe { dst.add(n) }
@@ -400,12 +407,9 @@ pub(crate) unsafe fn skip_varints<V: Vector>(payload: &[u8], n: usize) -> Result
         // Nine continuation bytes in a row, within this window or across its start, are what
         // every varint of ten bytes or more has; without them the window needs no check.
         let carry = !stops;
-        let (carry2, crossing) = (carry & carry >> 1, stops.trailing_zeros() + previous.leading_zeros());
-        let carry8 = {
-            let carry4 = carry2 & carry2 >> 2;
-            carry4 & carry4 >> 4
-        };
-        if (carry8 & carry >> 8 != 0 || crossing >= 9) && !window_is_valid(window, stops, previous) {
+        let crossing = stops.trailing_zeros() + previous.leading_zeros();
+        if (runs_of_8(carry) & carry >> 8 != 0 || crossing >= 9) && !window_is_valid(window, stops, previous)
+        {
             break;
         }
         let count = stops.count_ones() as usize;
@@ -431,30 +435,28 @@ pub(crate) unsafe fn skip_varints<V: Vector>(payload: &[u8], n: usize) -> Result
 /// `previous`) overflows; out of line, as the skip loop rarely needs it.
 #[inline(never)]
 fn window_is_valid(window: &[u8], stops: u64, previous: u64) -> bool {
-    {
-        // Continuation bits of the previous window (bits 0..64) and this one (64..128). A
-        // run of ten is an overlong varint; nine after a terminator, a 10-byte one whose last
-        // byte must be 0 or 1. Runs ending in this window start at bits 55..=118.
-        let carry = !((stops as u128) << 64 | previous as u128);
-        let carry2 = carry & carry >> 1;
-        let carry4 = carry2 & carry2 >> 2;
-        let carry8 = carry4 & carry4 >> 4;
-        let overlong = (carry8 & carry2 >> 8) >> 55 & ((1 << 64) - 1) != 0;
-        let mut ten_byte_ends = ((carry8 & carry >> 8) << 9 >> 64) as u64 & stops;
-        // At most one or two 10-byte varints a window in the usual data: checked without
-        // branches (a bit past the last reads byte 0 harmlessly), any more in a loop.
-        let mut valid = !overlong;
-        for _ in 0..2 {
-            let end = ten_byte_ends.trailing_zeros() as usize & (WINDOW - 1);
-            valid &= (window[end] <= 1) | (ten_byte_ends == 0);
-            ten_byte_ends &= ten_byte_ends.wrapping_sub(1);
-        }
-        while ten_byte_ends != 0 {
-            valid &= window[ten_byte_ends.trailing_zeros() as usize] <= 1;
-            ten_byte_ends &= ten_byte_ends - 1;
-        }
-        valid
+    // Continuation bits of the previous window (bits 0..64) and this one (64..128). A
+    // run of ten is an overlong varint; nine after a terminator, a 10-byte one whose last
+    // byte must be 0 or 1. Runs ending in this window start at bits 55..=118.
+    let carry = !((stops as u128) << 64 | previous as u128);
+    let carry2 = carry & carry >> 1;
+    let carry4 = carry2 & carry2 >> 2;
+    let carry8 = carry4 & carry4 >> 4;
+    let overlong = (carry8 & carry2 >> 8) >> 55 & ((1 << 64) - 1) != 0;
+    let mut ten_byte_ends = ((carry8 & carry >> 8) << 9 >> 64) as u64 & stops;
+    // At most one or two 10-byte varints a window in the usual data: checked without
+    // branches (a bit past the last reads byte 0 harmlessly), any more in a loop.
+    let mut valid = !overlong;
+    for _ in 0..2 {
+        let end = ten_byte_ends.trailing_zeros() as usize & (WINDOW - 1);
+        valid &= (window[end] <= 1) | (ten_byte_ends == 0);
+        ten_byte_ends &= ten_byte_ends.wrapping_sub(1);
     }
+    while ten_byte_ends != 0 {
+        valid &= window[ten_byte_ends.trailing_zeros() as usize] <= 1;
+        ten_byte_ends &= ten_byte_ends - 1;
+    }
+    valid
 }
 
 /// Defines a backend's kernel functions (`#[target_feature]` instantiations of the generic

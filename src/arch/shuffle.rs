@@ -72,7 +72,7 @@ struct Tables {
     shuffles: [[u8; ROW_BYTES]; ROWS],
 }
 
-static TABLES: Tables = Tables { consumed: consumed(), steps: steps(), shuffles: shuffles() };
+static TABLES: Tables = Tables { consumed: STEP_TABLES.0, steps: STEP_TABLES.1, shuffles: shuffles() };
 
 const _: () = assert!(core::mem::offset_of!(Tables, shuffles) % 64 == 0);
 
@@ -103,35 +103,27 @@ const fn shuffles() -> [[u8; ROW_BYTES]; ROWS] {
     rows
 }
 
-/// The bytes a step consumes, by pattern: through the last of its varints' terminators. A
-/// pattern without a terminator (the varint in progress is 13 bytes or more, or the chain is
-/// exhausted) consumes all 12. Apart from `steps` (4 KiB, stays in L1) because its load is the
-/// chain from one step to the next: the other tables' loads are off it.
-const fn consumed() -> [u8; PATTERNS] {
-    let mut consumed = [0u8; PATTERNS];
+/// What a step does, by pattern: the bytes it consumes, through the last of its varints'
+/// terminators (all 12 for a pattern without one: the varint in progress is 13 bytes or more,
+/// or the chain is exhausted); and the byte offset of its shuffle row (a multiple of 32) plus
+/// the number of varints it decodes (0..=4, in the offset's low bits). Two tables, because the
+/// first (4 KiB, so it stays in L1) is the chain from one step to the next and the second is off
+/// it.
+const fn step_tables() -> ([u8; PATTERNS], [u16; PATTERNS]) {
+    let (mut consumed, mut steps) = ([0u8; PATTERNS], [0u16; PATTERNS]);
     let mut pattern = 0;
     while pattern < PATTERNS {
         let taken = first_varints(pattern);
         consumed[pattern] =
             if taken == 0 { STEP_BITS as u8 } else { (usize::BITS - taken.leading_zeros()) as u8 };
-        pattern += 1;
-    }
-    consumed
-}
-
-/// The rest of what a step does, by pattern: the byte offset of its shuffle row (a multiple
-/// of 32) plus the number of varints it decodes (0..=4, in the offset's low bits).
-const fn steps() -> [u16; PATTERNS] {
-    let mut steps = [0u16; PATTERNS];
-    let mut pattern = 0;
-    while pattern < PATTERNS {
-        let taken = first_varints(pattern);
         let offset = ROW_NUMBERS.0[taken] as usize * ROW_BYTES;
         steps[pattern] = (offset | taken.count_ones() as usize) as u16;
         pattern += 1;
     }
-    steps
+    (consumed, steps)
 }
+
+const STEP_TABLES: ([u8; PATTERNS], [u16; PATTERNS]) = step_tables();
 
 /// Where a step's varint count sits in its `steps` entry.
 const COUNT_MASK: u16 = ROW_BYTES as u16 - 1;
