@@ -24,6 +24,10 @@ pub(crate) trait Vector: Copy {
 
     /// Bit `i` is the top (continuation) bit of byte `i`; bits from `BYTES` up are zero.
     fn continuation_bits(self) -> u64;
+
+    /// Bit `i` is set when byte `i` is a terminator above 1 (`0x02..=0x7f`), which cannot be
+    /// the last byte of a 10-byte varint; bits from `BYTES` up are zero.
+    fn above_one_bits(self) -> u64;
 }
 
 /// Packs the low seven bits of each byte of a word (the bytes of one varint, already cut at its
@@ -394,22 +398,20 @@ pub(crate) unsafe fn count_varints<V: Vector>(payload: &[u8]) -> usize {
 /// The CPU must support the instruction set of `V`.
 #[inline(always)]
 pub(crate) unsafe fn skip_varints<V: Vector>(payload: &[u8], n: usize) -> Result<usize> {
-    // `start`: where the varint in progress begins (just after the last terminator seen);
-    // `left`: the varints to skip from there.
-    let (mut start, mut left) = (0usize, n);
+    // `left`: the varints to skip from the start of the window at `at`.
+    let mut left = n;
     // The payload begins a varint, as if after a window of terminators.
-    let mut previous = u64::MAX;
+    let mut runs = ContinuationRuns::default();
     let mut at = 0usize;
     while left > 0 && payload.len() - at >= WINDOW {
-        let window = &payload[at..at + WINDOW];
-        // SAFETY: 64 readable bytes; the caller guarantees the instruction set.
-        let stops = unsafe { terminators::<V>(window.as_ptr()) };
-        // Nine continuation bytes in a row, within this window or across its start, are what
-        // every varint of ten bytes or more has; without them the window needs no check.
-        let carry = !stops;
-        let crossing = stops.trailing_zeros() + previous.leading_zeros();
-        if (runs_of_8(carry) & carry >> 8 != 0 || crossing >= 9) && !window_is_valid(window, stops, previous)
-        {
+        // SAFETY: `at + 64 <= payload.len()` readable bytes; the caller guarantees the
+        // instruction set.
+        let (stops, above_one) = unsafe { terminators_above_one::<V>(payload.as_ptr().add(at)) };
+        // A byte after nine continuation bytes ends an overflowing varint unless it is a
+        // terminator of 0 or 1 (the last byte of a 10-byte varint). Checked without a branch
+        // on whether the window has long varints: in mixed 64-bit data most windows do.
+        let (after_nine, next) = runs.next(!stops);
+        if after_nine & (!stops | above_one) != 0 {
             break;
         }
         let count = stops.count_ones() as usize;
@@ -421,42 +423,58 @@ pub(crate) unsafe fn skip_varints<V: Vector>(payload: &[u8], n: usize) -> Result
             }
             return Ok(at + rest.trailing_zeros() as usize + 1);
         }
-        if stops != 0 {
-            start = at + 64 - stops.leading_zeros() as usize;
-        }
         left -= count;
-        previous = stops;
+        runs = next;
         at += WINDOW;
     }
+    // Where the varint in progress begins: after the last terminator of the windows passed
+    // (each has one, or nine continuation bytes in a row would have stopped the loop).
+    let start = at - runs.carry.leading_ones() as usize;
     scalar::skip_varints(&payload[start..], left).map(|k| start + k).map_err(|e| e.shifted(start))
 }
 
-/// Whether no varint ending in `window` (terminator bits `stops`, the previous window's
-/// `previous`) overflows; out of line, as the skip loop rarely needs it.
-#[inline(never)]
-fn window_is_valid(window: &[u8], stops: u64, previous: u64) -> bool {
-    // Continuation bits of the previous window (bits 0..64) and this one (64..128). A
-    // run of ten is an overlong varint; nine after a terminator, a 10-byte one whose last
-    // byte must be 0 or 1. Runs ending in this window start at bits 55..=118.
-    let carry = !((stops as u128) << 64 | previous as u128);
-    let carry2 = carry & carry >> 1;
-    let carry4 = carry2 & carry2 >> 2;
-    let carry8 = carry4 & carry4 >> 4;
-    let overlong = (carry8 & carry2 >> 8) >> 55 & ((1 << 64) - 1) != 0;
-    let mut ten_byte_ends = ((carry8 & carry >> 8) << 9 >> 64) as u64 & stops;
-    // At most one or two 10-byte varints a window in the usual data: checked without
-    // branches (a bit past the last reads byte 0 harmlessly), any more in a loop.
-    let mut valid = !overlong;
-    for _ in 0..2 {
-        let end = ten_byte_ends.trailing_zeros() as usize & (WINDOW - 1);
-        valid &= (window[end] <= 1) | (ten_byte_ends == 0);
-        ten_byte_ends &= ten_byte_ends.wrapping_sub(1);
+/// The terminator bits of the 64 bytes at `p`, and the bits of those terminators above 1.
+///
+/// # Safety
+/// `p` must be valid for reads of 64 bytes; the CPU must support `V`'s instruction set.
+#[inline(always)]
+unsafe fn terminators_above_one<V: Vector>(p: *const u8) -> (u64, u64) {
+    let (mut continuation, mut above_one) = (0u64, 0u64);
+    for i in 0..WINDOW / V::BYTES {
+        // SAFETY: `i * BYTES + BYTES <= 64` readable bytes.
+        let v = unsafe { V::load(p.add(i * V::BYTES)) };
+        continuation |= v.continuation_bits() << (i * V::BYTES);
+        above_one |= v.above_one_bits() << (i * V::BYTES);
     }
-    while ten_byte_ends != 0 {
-        valid &= window[ten_byte_ends.trailing_zeros() as usize] <= 1;
-        ten_byte_ends &= ten_byte_ends - 1;
+    (!continuation, above_one)
+}
+
+/// Runs of continuation bytes through consecutive windows: the previous window's partial
+/// results, so that each window's bits are found with one funnel shift (`SHLD`) a step.
+#[derive(Clone, Copy, Default)]
+struct ContinuationRuns {
+    /// Bit `j`: byte `j` is a continuation byte.
+    carry: u64,
+    /// Bit `j`: bytes `j - 1..=j` are.
+    carry2: u64,
+    /// Bit `j`: bytes `j - 3..=j` are.
+    carry4: u64,
+    /// Bit `j`: bytes `j - 8..=j` are.
+    runs9: u64,
+}
+
+impl ContinuationRuns {
+    /// The runs through the next window, whose continuation bits are `carry`, and bit `i` set
+    /// when the nine bytes before its byte `i` (reaching back into earlier windows) are all
+    /// continuation bytes.
+    #[inline(always)]
+    fn next(self, carry: u64) -> (u64, ContinuationRuns) {
+        let carry2 = carry & (carry << 1 | self.carry >> 63);
+        let carry4 = carry2 & (carry2 << 2 | self.carry2 >> 62);
+        let carry8 = carry4 & (carry4 << 4 | self.carry4 >> 60);
+        let runs9 = carry8 & (carry << 8 | self.carry >> 56);
+        (runs9 << 1 | self.runs9 >> 63, ContinuationRuns { carry, carry2, carry4, runs9 })
     }
-    valid
 }
 
 /// Defines a backend's kernel functions (`#[target_feature]` instantiations of the generic
@@ -601,5 +619,39 @@ impl<G: Gather4> WindowDecoder for InLanes<G> {
         let overflow =
             long_ends != 0 && unsafe { redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert) };
         (count, consumed, overflow)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ContinuationRuns::next` against a byte-by-byte count, over windows of runs of every
+    /// length around 9 that cross window boundaries.
+    #[test]
+    fn runs_after_nine_cross_windows() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut carry_bytes = [false; 64 * 400];
+        let mut at = 0;
+        while at < carry_bytes.len() {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // A run of 0..=20 continuation bytes, then a terminator.
+            let end = (at + (seed % 21) as usize).min(carry_bytes.len());
+            carry_bytes[at..end].fill(true);
+            at = end + 1;
+        }
+        let mut runs = ContinuationRuns::default();
+        for (w, window) in carry_bytes.chunks_exact(64).enumerate() {
+            let carry = window.iter().enumerate().fold(0u64, |c, (i, &b)| c | (b as u64) << i);
+            let (after_nine, next) = runs.next(carry);
+            for i in 0..64 {
+                let at = w * 64 + i;
+                let want = at >= 9 && carry_bytes[at - 9..at].iter().all(|&b| b);
+                assert_eq!(after_nine >> i & 1 == 1, want, "byte {at}");
+            }
+            runs = next;
+        }
     }
 }

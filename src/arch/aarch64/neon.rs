@@ -2,7 +2,8 @@
 
 use crate::arch::generic;
 use core::arch::aarch64::{
-    uint8x16_t, vaddv_u8, vget_high_u8, vget_low_u8, vld1q_s8, vld1q_u8, vshlq_u8, vshrq_n_u8,
+    uint8x16_t, vaddv_u8, vcgtq_s8, vdupq_n_s8, vget_high_u8, vget_low_u8, vld1q_s8, vld1q_u8,
+    vreinterpretq_s8_u8, vshlq_u8, vshrq_n_u8,
 };
 
 #[derive(Clone, Copy)]
@@ -22,14 +23,26 @@ impl generic::Vector for Neon {
 
     #[inline(always)]
     fn continuation_bits(self) -> u64 {
-        // NEON has no movemask: isolate each top bit, shift it to its position within its half,
-        // and add each half's eight bits across the register.
-        // SAFETY: NEON is baseline on aarch64; BIT_OF_BYTE has 16 readable bytes.
-        unsafe {
-            let top = vshrq_n_u8::<7>(self.0);
-            let placed = vshlq_u8(top, vld1q_s8(BIT_OF_BYTE.as_ptr()));
-            vaddv_u8(vget_low_u8(placed)) as u64 | (vaddv_u8(vget_high_u8(placed)) as u64) << 8
-        }
+        top_bits(self.0)
+    }
+
+    #[inline(always)]
+    fn above_one_bits(self) -> u64 {
+        // A signed compare: continuation bytes are negative.
+        // SAFETY: NEON is baseline on aarch64.
+        top_bits(unsafe { vcgtq_s8(vreinterpretq_s8_u8(self.0), vdupq_n_s8(1)) })
+    }
+}
+
+/// Bit `i` is the top bit of byte `i`. NEON has no movemask: isolate each top bit, shift it to
+/// its position within its half, and add each half's eight bits across the register.
+#[inline(always)]
+fn top_bits(bytes: uint8x16_t) -> u64 {
+    // SAFETY: NEON is baseline on aarch64; BIT_OF_BYTE has 16 readable bytes.
+    unsafe {
+        let top = vshrq_n_u8::<7>(bytes);
+        let placed = vshlq_u8(top, vld1q_s8(BIT_OF_BYTE.as_ptr()));
+        vaddv_u8(vget_low_u8(placed)) as u64 | (vaddv_u8(vget_high_u8(placed)) as u64) << 8
     }
 }
 

@@ -4,9 +4,9 @@
 use crate::arch::{generic, shuffle};
 use core::arch::x86_64::{
     __m128i, __m256i, _bzhi_u64, _mm256_and_si256, _mm256_andnot_si256, _mm256_broadcastsi128_si256,
-    _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16, _mm256_movemask_epi8, _mm256_or_si256,
-    _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set1_epi8, _mm256_shuffle_epi8,
-    _mm256_srli_epi64, _mm_loadu_si128, _pext_u64,
+    _mm256_cmpgt_epi8, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16, _mm256_movemask_epi8,
+    _mm256_or_si256, _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set1_epi8,
+    _mm256_shuffle_epi8, _mm256_srli_epi64, _mm_loadu_si128, _pext_u64,
 };
 
 #[derive(Clone, Copy)]
@@ -25,6 +25,13 @@ impl generic::Vector for Avx2 {
     fn continuation_bits(self) -> u64 {
         // SAFETY: only instantiated inside functions compiled with AVX2 enabled.
         unsafe { _mm256_movemask_epi8(self.0) as u32 as u64 }
+    }
+
+    #[inline(always)]
+    fn above_one_bits(self) -> u64 {
+        // A signed compare: continuation bytes are negative.
+        // SAFETY: only instantiated inside functions compiled with AVX2 enabled.
+        unsafe { _mm256_movemask_epi8(_mm256_cmpgt_epi8(self.0, _mm256_set1_epi8(1))) as u32 as u64 }
     }
 }
 

@@ -4,11 +4,12 @@
 
 use crate::arch::generic::{self, Compress};
 use core::arch::x86_64::{
-    __m512i, _mm512_add_epi8, _mm512_and_si512, _mm512_bsrli_epi128, _mm512_cmpgt_epu8_mask,
-    _mm512_loadu_si512, _mm512_madd_epi16, _mm512_maddubs_epi16, _mm512_mask_storeu_epi8,
-    _mm512_maskz_compress_epi64, _mm512_maskz_compress_epi8, _mm512_maskz_mov_epi8, _mm512_movepi8_mask,
-    _mm512_or_si512, _mm512_permutexvar_epi8, _mm512_set1_epi64, _mm512_set1_epi8, _mm512_slli_epi64,
-    _mm512_srli_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi64, _mm512_testn_epi8_mask,
+    __m512i, _mm512_add_epi8, _mm512_and_si512, _mm512_bsrli_epi128, _mm512_cmpgt_epi8_mask,
+    _mm512_cmpgt_epu8_mask, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_maddubs_epi16,
+    _mm512_mask_storeu_epi8, _mm512_maskz_compress_epi64, _mm512_maskz_compress_epi8, _mm512_maskz_mov_epi8,
+    _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutexvar_epi8, _mm512_set1_epi64, _mm512_set1_epi8,
+    _mm512_slli_epi64, _mm512_srli_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi64,
+    _mm512_testn_epi8_mask,
 };
 
 #[derive(Clone, Copy)]
@@ -27,6 +28,13 @@ impl generic::Vector for Avx512 {
     fn continuation_bits(self) -> u64 {
         // SAFETY: only instantiated inside functions compiled with AVX-512BW enabled.
         unsafe { _mm512_movepi8_mask(self.0) }
+    }
+
+    #[inline(always)]
+    fn above_one_bits(self) -> u64 {
+        // A signed compare: continuation bytes are negative.
+        // SAFETY: only instantiated inside functions compiled with AVX-512BW enabled.
+        unsafe { _mm512_cmpgt_epi8_mask(self.0, _mm512_set1_epi8(1)) }
     }
 }
 

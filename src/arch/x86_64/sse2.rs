@@ -3,10 +3,10 @@
 
 use crate::arch::generic;
 use core::arch::x86_64::{
-    __m128i, _mm_and_si128, _mm_andnot_si128, _mm_castpd_si128, _mm_castsi128_pd, _mm_loadh_pd,
-    _mm_loadl_epi64, _mm_loadu_si128, _mm_madd_epi16, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi16,
-    _mm_set1_epi32, _mm_set1_epi64x, _mm_set1_epi8, _mm_srli_epi16, _mm_srli_epi64, _mm_storeu_si128,
-    _mm_sub_epi64, _mm_xor_si128,
+    __m128i, _mm_and_si128, _mm_andnot_si128, _mm_castpd_si128, _mm_castsi128_pd, _mm_cmpgt_epi8,
+    _mm_loadh_pd, _mm_loadl_epi64, _mm_loadu_si128, _mm_madd_epi16, _mm_movemask_epi8, _mm_or_si128,
+    _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi64x, _mm_set1_epi8, _mm_srli_epi16, _mm_srli_epi64,
+    _mm_storeu_si128, _mm_sub_epi64, _mm_xor_si128,
 };
 
 #[derive(Clone, Copy)]
@@ -25,6 +25,13 @@ impl generic::Vector for Sse2 {
     fn continuation_bits(self) -> u64 {
         // SAFETY: SSE2 is baseline on x86-64.
         unsafe { _mm_movemask_epi8(self.0) as u32 as u64 }
+    }
+
+    #[inline(always)]
+    fn above_one_bits(self) -> u64 {
+        // A signed compare: continuation bytes are negative.
+        // SAFETY: SSE2 is baseline on x86-64.
+        unsafe { _mm_movemask_epi8(_mm_cmpgt_epi8(self.0, _mm_set1_epi8(1))) as u32 as u64 }
     }
 }
 
