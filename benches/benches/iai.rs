@@ -11,8 +11,8 @@
 //! generation, output allocation) runs outside the measured function, and the inputs are
 //! returned from it so that freeing them is not counted either. Every benchmark id is
 //! `<group>::<function>::<distribution>[_<backend>]`; `.ci/iai-check` divides by `N` to get
-//! instructions per value. The pbwire decode and count kernels run once per backend through
-//! `pbwire::backend::Kernel`: scalar, sse2, ssse3 (decode only: its count is sse2's) and avx2. valgrind hides AVX-512 from CPUID (and an
+//! instructions per value. The pbwire decode, count and skip kernels run once per backend through
+//! `pbwire::backend::Kernel`: scalar, sse2, ssse3 (decode only: its count and skip are sse2's) and avx2. valgrind hides AVX-512 from CPUID (and an
 //! AVX-512 instruction under it is SIGILL), so the AVX-512 backend is measured by the wall-clock
 //! benches only. The contenders' functions take the same setup and ignore the backend.
 //! Encoding dispatches; under valgrind it is the AVX2 backend's encoder (the portable encoder
@@ -260,7 +260,41 @@ fn iter_filter_count((payload, _): (Vec<u8>, Kernel)) -> (Vec<u8>, usize) {
     (payload, n)
 }
 
+// The skip kernels skip every varint of the payload; `varint::skip` in a loop beside them.
+#[library_benchmark]
+#[bench::one_byte_scalar(args = (Dist::OneByte, Backend::Scalar), setup = setup_count)]
+#[bench::one_byte_sse2(args = (Dist::OneByte, Backend::Sse2), setup = setup_count)]
+#[bench::one_byte_avx2(args = (Dist::OneByte, Backend::Avx2), setup = setup_count)]
+#[bench::u32_mixed_scalar(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_count)]
+#[bench::u32_mixed_sse2(args = (Dist::U32Mixed, Backend::Sse2), setup = setup_count)]
+#[bench::u32_mixed_avx2(args = (Dist::U32Mixed, Backend::Avx2), setup = setup_count)]
+#[bench::u64_mixed_scalar(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_count)]
+#[bench::u64_mixed_sse2(args = (Dist::U64Mixed, Backend::Sse2), setup = setup_count)]
+#[bench::u64_mixed_avx2(args = (Dist::U64Mixed, Backend::Avx2), setup = setup_count)]
+#[bench::realistic_scalar(args = (Dist::Realistic, Backend::Scalar), setup = setup_count)]
+#[bench::realistic_sse2(args = (Dist::Realistic, Backend::Sse2), setup = setup_count)]
+#[bench::realistic_avx2(args = (Dist::Realistic, Backend::Avx2), setup = setup_count)]
+fn pbwire_skip((payload, kernel): (Vec<u8>, Kernel)) -> (Vec<u8>, usize) {
+    let n = kernel.skip_varints(black_box(&payload), N).unwrap();
+    assert_eq!(n, payload.len());
+    (payload, n)
+}
+
+#[library_benchmark]
+#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_count)]
+#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_count)]
+#[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_count)]
+#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_count)]
+fn varint_skip_loop((payload, _): (Vec<u8>, Kernel)) -> (Vec<u8>, usize) {
+    let (p, mut pos) = (black_box(&payload), 0);
+    for _ in 0..N {
+        pos += pbwire::varint::skip(&p[pos..]).unwrap();
+    }
+    (payload, pos)
+}
+
 library_benchmark_group!(name = count_varints; benchmarks = pbwire_count, iter_filter_count);
+library_benchmark_group!(name = skip_varints; benchmarks = pbwire_skip, varint_skip_loop);
 
 // ---- encode
 struct Encode {
@@ -402,5 +436,5 @@ config = LibraryBenchmarkConfig::default().tool(
     Callgrind::with_args(["--cache-sim=yes", "--I1=32768,8,64", "--D1=49152,12,64", "--LL=2097152,16,64"])
         .format([CallgrindMetrics::Default, CallgrindMetrics::CacheMisses])
 );
-library_benchmark_groups = decode_u64, decode_32, count_varints, encode_u64, encode_32, scan_fields
+library_benchmark_groups = decode_u64, decode_32, count_varints, skip_varints, encode_u64, encode_32, scan_fields
 );
