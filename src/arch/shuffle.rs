@@ -178,6 +178,48 @@ unsafe fn store4<T>(dst: *mut T, values: [T; LANES]) {
     unsafe { (dst as *mut [T; LANES]).write_unaligned(values) };
 }
 
+/// Windows with at most this many varints and some longer than 8 bytes (mean length over 2.5
+/// bytes, like mixed 64-bit data) decode their seam in four steps always.
+const SPARSE: usize = 24;
+
+/// The first four varints of the seam chain `seam` (slots past the seam's varints are slack):
+/// two steps always, as a branch on one or two would be unpredictable; then, with `FOUR`, two
+/// more (with long varints a step may hold a single varint, and a loop on how many steps would
+/// be unpredictable; an exhausted chain decodes nothing), else more only while fewer than four.
+///
+/// # Safety
+/// `base` must be valid for reads of 64 + 16 bytes; the CPU must support `S`'s instruction set.
+#[inline(always)]
+unsafe fn seam_values<S: Shuffle4, T: Copy, const FOUR: bool, const SLOTS: usize>(
+    mut seam: Chain,
+    base: *const u8,
+    convert: &impl Fn(u64) -> T,
+) -> [T; LANES] {
+    // Each store of four is at `seam.n`: with `FOUR`, four steps of at most four varints put
+    // the last at 12 or less (sixteen slots); without, at `< LANES` (eight slots).
+    const { assert!(SLOTS >= if FOUR { 4 * LANES } else { 2 * LANES }) };
+    let mut buffer = [convert(0); SLOTS];
+    // SAFETY: `base` as the caller guarantees; every store fits `buffer` (above).
+    unsafe {
+        let values = seam.step::<S, T>(base, convert);
+        store4(buffer.as_mut_ptr(), values);
+        let at = seam.n;
+        store4(buffer.as_mut_ptr().add(at), seam.step::<S, T>(base, convert));
+        if FOUR {
+            let at = seam.n;
+            store4(buffer.as_mut_ptr().add(at), seam.step::<S, T>(base, convert));
+            let at = seam.n;
+            store4(buffer.as_mut_ptr().add(at), seam.step::<S, T>(base, convert));
+        } else {
+            while seam.n < LANES && seam.rest != 0 {
+                let at = seam.n;
+                store4(buffer.as_mut_ptr().add(at), seam.step::<S, T>(base, convert));
+            }
+        }
+    }
+    [buffer[0], buffer[1], buffer[2], buffer[3]]
+}
+
 /// Up to four varints a step, by table (see the module docs).
 pub(crate) struct InShuffles<S>(core::marker::PhantomData<S>);
 
@@ -223,24 +265,20 @@ impl<S: Shuffle4> WindowDecoder for InShuffles<S> {
                 store4(dst.add(at_b), values);
             }
         }
-        // The seam, over whatever `a` spilled into it: decoded into a buffer (two steps always,
-        // as a branch on one or two would be unpredictable; more only after long varints),
-        // then stored whole. Slots past `count` are slack.
-        let mut seam = Chain { rest: upper, start: middle, n: 0 };
-        let mut buffer = [convert(0); 2 * LANES];
-        // SAFETY: `base` as above; each store is at `seam.n < LANES` (0 for the first) in the
-        // eight-value buffer; the last at `first_count <= 26`, four of the 64 + `OUT_SLACK`.
-        unsafe {
-            let values = seam.step::<S, T>(base, &convert);
-            store4(buffer.as_mut_ptr(), values);
-            let at = seam.n;
-            store4(buffer.as_mut_ptr().add(at), seam.step::<S, T>(base, &convert));
-            while seam.n < LANES && seam.rest != 0 {
-                let at = seam.n;
-                store4(buffer.as_mut_ptr().add(at), seam.step::<S, T>(base, &convert));
+        // The seam, over whatever `a` spilled into it: decoded into a buffer ([`seam_values`];
+        // four steps always in sparse windows with long varints), then stored whole. Slots past
+        // `count` are slack.
+        let seam = Chain { rest: upper, start: middle, n: 0 };
+        // SAFETY: `base` as above.
+        let values = unsafe {
+            if long_ends != 0 && count <= SPARSE {
+                seam_values::<S, T, true, { 4 * LANES }>(seam, base, &convert)
+            } else {
+                seam_values::<S, T, false, { 2 * LANES }>(seam, base, &convert)
             }
-            store4(dst.add(first_count), [buffer[0], buffer[1], buffer[2], buffer[3]]);
-        }
+        };
+        // SAFETY: `first_count <= 26`: four of the 64 + `OUT_SLACK` slots at `dst`.
+        unsafe { store4(dst.add(first_count), values) };
         // A varint of 13 bytes or more has no terminator in its step, which consumes 12 bytes and
         // leaves its tail to the next as if it were a varint. Being longer than 8 bytes, it is
         // redone here from its true start, which flags it.
