@@ -114,7 +114,7 @@ impl WindowDecoder for EachVarint {
 /// # Safety
 /// As for [`WindowDecoder::decode`].
 #[inline(always)]
-pub(crate) unsafe fn redo_long_varints<X: Compress, T>(
+pub(crate) unsafe fn redo_long_varints<X: Compress, T, const FIXED: usize>(
     base: *const u8,
     stops: u64,
     mut long_ends: u64,
@@ -122,6 +122,23 @@ pub(crate) unsafe fn redo_long_varints<X: Compress, T>(
     convert: &impl Fn(u64) -> T,
 ) -> bool {
     let mut overflow = false;
+    // The first `FIXED` without a branch on how many there are: when there are fewer, the
+    // window's last varint is redone instead, which rewrites its value unchanged.
+    let last = 63 - stops.leading_zeros();
+    for _ in 0..FIXED {
+        let end = if long_ends != 0 { long_ends.trailing_zeros() } else { last };
+        let before = stops & ((1u64 << end) - 1);
+        let index = before.count_ones() as usize;
+        let start = 64 - before.leading_zeros() as usize;
+        // SAFETY: `start <= end < 64` (`stops` is non-zero), so 10 bytes from `base + start`
+        // are readable; `index` is the varint's place among the window's outputs, below 64.
+        unsafe {
+            let (value, bad) = decode_known_len::<X>(base.add(start), end as usize + 1 - start);
+            dst.add(index).write(convert(value));
+            overflow |= bad;
+        }
+        long_ends &= long_ends.wrapping_sub(1);
+    }
     while long_ends != 0 {
         let end = long_ends.trailing_zeros();
         let before = stops & ((1u64 << end) - 1);
@@ -617,7 +634,7 @@ impl<G: Gather4> WindowDecoder for InLanes<G> {
         }
         // SAFETY: forwarded from the caller.
         let overflow =
-            long_ends != 0 && unsafe { redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert) };
+            long_ends != 0 && unsafe { redo_long_varints::<X, T, 0>(base, stops, long_ends, dst, &convert) };
         (count, consumed, overflow)
     }
 }

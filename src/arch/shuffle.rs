@@ -282,9 +282,17 @@ impl<S: Shuffle4> WindowDecoder for InShuffles<S> {
         // A varint of 13 bytes or more has no terminator in its step, which consumes 12 bytes and
         // leaves its tail to the next as if it were a varint. Being longer than 8 bytes, it is
         // redone here from its true start, which flags it.
+        // In sparse windows (mixed 64-bit data, one to three long varints as often as not) the
+        // first two are redone without a branch on how many there are.
         // SAFETY: forwarded from the caller.
         let overflow = long_ends != 0
-            && unsafe { generic::redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert) };
+            && unsafe {
+                if count <= SPARSE {
+                    generic::redo_long_varints::<X, T, 2>(base, stops, long_ends, dst, &convert)
+                } else {
+                    generic::redo_long_varints::<X, T, 0>(base, stops, long_ends, dst, &convert)
+                }
+            };
         (count, consumed, overflow)
     }
 }
