@@ -121,26 +121,8 @@ pub(crate) unsafe fn redo_long_varints<X: Compress, T, const FIXED: usize>(
     dst: *mut T,
     convert: &impl Fn(u64) -> T,
 ) -> bool {
-    let mut overflow = false;
-    // The first `FIXED` without a branch on how many there are: when there are fewer, the
-    // window's last varint is redone instead, which rewrites its value unchanged.
-    let last = 63 - stops.leading_zeros();
-    for _ in 0..FIXED {
-        let end = if long_ends != 0 { long_ends.trailing_zeros() } else { last };
-        let before = stops & ((1u64 << end) - 1);
-        let index = before.count_ones() as usize;
-        let start = 64 - before.leading_zeros() as usize;
-        // SAFETY: `start <= end < 64` (`stops` is non-zero), so 10 bytes from `base + start`
-        // are readable; `index` is the varint's place among the window's outputs, below 64.
-        unsafe {
-            let (value, bad) = decode_known_len::<X>(base.add(start), end as usize + 1 - start);
-            dst.add(index).write(convert(value));
-            overflow |= bad;
-        }
-        long_ends &= long_ends.wrapping_sub(1);
-    }
-    while long_ends != 0 {
-        let end = long_ends.trailing_zeros();
+    // Redoes the varint whose terminator is byte `end` of the window.
+    let redo = |end: u32| {
         let before = stops & ((1u64 << end) - 1);
         let index = before.count_ones() as usize;
         let start = 64 - before.leading_zeros() as usize;
@@ -149,8 +131,20 @@ pub(crate) unsafe fn redo_long_varints<X: Compress, T, const FIXED: usize>(
         unsafe {
             let (value, bad) = decode_known_len::<X>(base.add(start), end as usize + 1 - start);
             dst.add(index).write(convert(value));
-            overflow |= bad;
+            bad
         }
+    };
+    let mut overflow = false;
+    // The first `FIXED` without a branch on how many there are: when there are fewer, the
+    // window's last varint (`stops` is non-zero) is redone instead, which rewrites its value
+    // unchanged.
+    let last = 63 - stops.leading_zeros();
+    for _ in 0..FIXED {
+        overflow |= redo(if long_ends != 0 { long_ends.trailing_zeros() } else { last });
+        long_ends &= long_ends.wrapping_sub(1);
+    }
+    while long_ends != 0 {
+        overflow |= redo(long_ends.trailing_zeros());
         long_ends &= long_ends - 1;
     }
     overflow
@@ -212,12 +206,22 @@ fn runs_of_8(carry: u64) -> u64 {
 /// `p` must be valid for reads of 64 bytes; the CPU must support `V`'s instruction set.
 #[inline(always)]
 unsafe fn terminators<V: Vector>(p: *const u8) -> u64 {
-    let mut continuation = 0u64;
+    // SAFETY: forwarded from the caller.
+    !unsafe { window_bits::<V>(p, V::continuation_bits) }
+}
+
+/// `bits` of each block of the 64 bytes at `p`, placed at the block's offset.
+///
+/// # Safety
+/// `p` must be valid for reads of 64 bytes; the CPU must support `V`'s instruction set.
+#[inline(always)]
+unsafe fn window_bits<V: Vector>(p: *const u8, bits: impl Fn(V) -> u64) -> u64 {
+    let mut all = 0u64;
     for i in 0..WINDOW / V::BYTES {
         // SAFETY: `i * BYTES + BYTES <= 64` readable bytes.
-        continuation |= unsafe { V::load(p.add(i * V::BYTES)) }.continuation_bits() << (i * V::BYTES);
+        all |= bits(unsafe { V::load(p.add(i * V::BYTES)) }) << (i * V::BYTES);
     }
-    !continuation
+    all
 }
 
 /// Decodes the varint of at most 8 bytes at `p`. Its own bytes say where it ends: the keep mask
@@ -423,7 +427,10 @@ pub(crate) unsafe fn skip_varints<V: Vector>(payload: &[u8], n: usize) -> Result
     while left > 0 && payload.len() - at >= WINDOW {
         // SAFETY: `at + 64 <= payload.len()` readable bytes; the caller guarantees the
         // instruction set.
-        let (stops, above_one) = unsafe { terminators_above_one::<V>(payload.as_ptr().add(at)) };
+        let (stops, above_one) = unsafe {
+            let p = payload.as_ptr().add(at);
+            (terminators::<V>(p), window_bits::<V>(p, V::above_one_bits))
+        };
         // A byte after nine continuation bytes ends an overflowing varint unless it is a
         // terminator of 0 or 1 (the last byte of a 10-byte varint). Checked without a branch
         // on whether the window has long varints: in mixed 64-bit data most windows do.
@@ -448,22 +455,6 @@ pub(crate) unsafe fn skip_varints<V: Vector>(payload: &[u8], n: usize) -> Result
     // (each has one, or nine continuation bytes in a row would have stopped the loop).
     let start = at - runs.carry.leading_ones() as usize;
     scalar::skip_varints(&payload[start..], left).map(|k| start + k).map_err(|e| e.shifted(start))
-}
-
-/// The terminator bits of the 64 bytes at `p`, and the bits of those terminators above 1.
-///
-/// # Safety
-/// `p` must be valid for reads of 64 bytes; the CPU must support `V`'s instruction set.
-#[inline(always)]
-unsafe fn terminators_above_one<V: Vector>(p: *const u8) -> (u64, u64) {
-    let (mut continuation, mut above_one) = (0u64, 0u64);
-    for i in 0..WINDOW / V::BYTES {
-        // SAFETY: `i * BYTES + BYTES <= 64` readable bytes.
-        let v = unsafe { V::load(p.add(i * V::BYTES)) };
-        continuation |= v.continuation_bits() << (i * V::BYTES);
-        above_one |= v.above_one_bits() << (i * V::BYTES);
-    }
-    (!continuation, above_one)
 }
 
 /// Runs of continuation bytes through consecutive windows: the previous window's partial

@@ -201,20 +201,13 @@ unsafe fn seam_values<S: Shuffle4, T: Copy, const FOUR: bool, const SLOTS: usize
     let mut buffer = [convert(0); SLOTS];
     // SAFETY: `base` as the caller guarantees; every store fits `buffer` (above).
     unsafe {
-        let values = seam.step::<S, T>(base, convert);
-        store4(buffer.as_mut_ptr(), values);
-        let at = seam.n;
-        store4(buffer.as_mut_ptr().add(at), seam.step::<S, T>(base, convert));
-        if FOUR {
+        for _ in 0..if FOUR { 4 } else { 2 } {
             let at = seam.n;
             store4(buffer.as_mut_ptr().add(at), seam.step::<S, T>(base, convert));
+        }
+        while !FOUR && seam.n < LANES && seam.rest != 0 {
             let at = seam.n;
             store4(buffer.as_mut_ptr().add(at), seam.step::<S, T>(base, convert));
-        } else {
-            while seam.n < LANES && seam.rest != 0 {
-                let at = seam.n;
-                store4(buffer.as_mut_ptr().add(at), seam.step::<S, T>(base, convert));
-            }
         }
     }
     [buffer[0], buffer[1], buffer[2], buffer[3]]
