@@ -293,66 +293,54 @@ fn u16_at(window: &[u8; 16], at: usize) -> u64 {
     u16::from_le_bytes([window[at], window[at + 1]]) as u64
 }
 
-/// The value of a 1- or 2-byte varint at the start of `word`, and whether it is longer.
-#[inline(always)]
-fn short_varint(word: u64) -> (u64, bool) {
-    let two = (word >> 7) & 1;
-    let value = (word & 0x7f) | ((word >> 1) & 0x3f80 & two.wrapping_neg());
-    (value, two & (word >> 15) & 1 != 0)
-}
-
-/// What follows a tag of `t` bytes (0 when the tag was read already), every candidate computed
-/// from loads at constant offsets of the window, so none waits for another: lengths are
-/// counted from byte `t + 1` (the value's first byte is always there).
+/// A value's extent, read by [`value_extent`].
 #[derive(Clone, Copy)]
-struct Value16 {
-    /// A varint value's length minus one (0..=9).
-    varint_rest: usize,
-    /// The varint is invalid or longer than ten bytes.
-    varint_bad: bool,
-    /// A length prefix's length minus one (0 or 1).
+struct Extent {
+    /// The value's bytes after its first one (its first byte is always there).
+    rest: usize,
+    /// A `Len` value's prefix length minus one (0 or 1 when not `bad`).
     prefix_rest: usize,
-    /// The prefix's length minus one, plus the payload length: a `Len` field's bytes after
-    /// the value's first byte.
-    len_rest: usize,
-    /// The prefix takes more than two bytes.
-    prefix_bad: bool,
+    /// The value is not one the fast path takes: a refused wire type, a varint of ten bytes
+    /// whose last is above 1, a length prefix of more than two bytes.
+    bad: bool,
 }
 
+/// For each wire type, the first varint stop index (the varint's or prefix's length minus
+/// one, 0..=8) from which the fast path refuses the value: 2 for a `Len` prefix (longer than
+/// two bytes), 0 for the types it never takes (3, 4, 6, 7), never (255) for the others.
+const STOP_LIMITS: u64 = u64::from_le_bytes([255, 255, 2, 0, 0, 255, 0, 0]);
+
+/// The extent of a value of wire type `wt` (0..=7) starting at byte `t` of `window`, with
+/// every candidate computed from loads at constant offsets of the window and picked with
+/// conditional moves, so that none waits for another and nothing branches on the wire type.
+/// A caller loops over fields with this, so the instructions per field are what it costs:
+/// the checks share one varint stop index and fold into one flag.
 #[inline(always)]
-fn value16(window: &[u8; 16], t: usize) -> Value16 {
+fn value_extent(window: &[u8; 16], t: usize, wt: usize) -> Extent {
     let word = word_at(window, t);
     let tail = u16_at(window, t + 8);
-    // The varint ends at the first byte without a continuation bit. In the first eight bytes
-    // that is one trailing-zero count (8 when there is none); a ninth byte with a
-    // continuation bit makes it ten bytes, valid only if the tenth byte is 0 or 1.
+    // The first byte without a continuation bit: in the first eight bytes one trailing-zero
+    // count (8 when there is none); then a ninth byte with a continuation bit makes it a
+    // ten-byte varint, valid only if the tenth byte is 0 or 1.
     let stops = !word & STOPS;
     let k = (stops.trailing_zeros() >> 3) as usize;
-    let ten = (stops == 0) & ((tail >> 7) & 1 != 0);
-    let (prefix, prefix_bad) = short_varint(word);
-    let prefix_rest = ((word >> 7) & 1) as usize;
-    Value16 {
-        varint_rest: k + ten as usize,
-        varint_bad: ten & (tail >> 8 > 1),
-        prefix_rest,
-        len_rest: prefix as usize + prefix_rest,
-        prefix_bad,
+    let ten = (stops == 0) & (tail & 0x80 != 0);
+    // A one- or two-byte length prefix's value (a longer prefix is refused by the limit).
+    let two = (word >> 7) & 1;
+    let payload = ((word & 0x7f) | ((word >> 1) & 0x3f80 & two.wrapping_neg())) as usize;
+    // Fixed types: 7 more bytes for wire type 1, 3 for wire type 5; varint and `Len`: the
+    // stop index (for `Len` the prefix's bytes after its first), plus the payload.
+    let fixed = 7 ^ (wt & 4);
+    let base = if wt & 1 == 1 { fixed } else { k + ten as usize };
+    let limit = ((STOP_LIMITS >> (8 * wt)) & 0xff) as usize;
+    Extent {
+        rest: base + when(wt == 2, payload),
+        prefix_rest: two as usize,
+        // The ten-byte check is exact for varints; for a fixed value that happens to look
+        // like one it only sends the field to the reference path.
+        bad: (k >= limit) | (ten & (tail >> 8 > 1)),
     }
 }
-
-/// The bytes after a value's first byte, for wire type `wt` (one of 0, 1, 2, 5 when it
-/// matters): selected with masks, not branched on. `var` and `len` are the varint's and the
-/// `Len` value's; fixed types are 8 and 4 bytes.
-#[inline(always)]
-fn rest_for(wt: usize, var: usize, len: usize) -> usize {
-    // 7 for wire type 1, 3 for 5.
-    let others = when(wt == 2, len) + when(wt & 1 == 1, 7 - (wt & 4));
-    // The varint, the longest computation, enters last.
-    others + when(wt == 0, var)
-}
-
-/// The wire types [`fast_field`] and [`fast_skip`] refuse (3, 4, 6, 7) as a bit mask.
-const REFUSED: u32 = 0b1101_1000;
 
 /// The length of a valid varint, fixed-width or length-delimited (prefix of 1 or 2 bytes)
 /// value at the start of `buf` when at least 16 bytes remain, selected without a branch per
@@ -361,14 +349,9 @@ const REFUSED: u32 = 0b1101_1000;
 #[inline(always)]
 fn fast_skip(wire_type: WireType, buf: &[u8]) -> Option<usize> {
     let window = window(buf, 0)?;
-    let wt = wire_type as usize;
-    let v = value16(window, 0);
-    let n = 1 + rest_for(wt, v.varint_rest, v.len_rest);
-    let bad = ((REFUSED >> wt) & 1 != 0)
-        | ((wt == 0) & v.varint_bad)
-        | ((wt == 2) & v.prefix_bad)
-        | (n > buf.len());
-    if bad {
+    let v = value_extent(window, 0, wire_type as usize);
+    let n = 1 + v.rest;
+    if v.bad | (n > buf.len()) {
         None
     } else {
         Some(n)
@@ -402,22 +385,20 @@ pub(crate) fn fast_field(window: &[u8; 16], remaining: usize) -> Option<FastFiel
 /// [`fast_field`] for a tag of `T` bytes (1 or 2; byte 0's continuation bit says which).
 #[inline(always)]
 fn fast_field_after<const T: usize>(window: &[u8; 16], remaining: usize) -> Option<FastField> {
-    let w0 = word_at(window, 0);
-    let (raw, long_tag) = short_varint(w0);
-    let wt = (w0 & 7) as usize;
-    let v = value16(window, T);
-    let end = T + 1 + rest_for(wt, v.varint_rest, v.len_rest);
+    let (raw, long_tag) = if T == 1 {
+        (window[0] as u32, false)
+    } else {
+        let w = u16_at(window, 0) as u32;
+        ((w & 0x7f) | ((w >> 1) & 0x3f80), w & 0x8000 != 0)
+    };
+    let wt = (raw & 7) as usize;
+    let v = value_extent(window, T, wt);
+    let end = T + 1 + v.rest;
     let value_start = T + when(wt == 2, 1 + v.prefix_rest);
-    let bad = long_tag
-        | (raw >> 3 == 0)
-        | ((REFUSED >> wt) & 1 != 0)
-        | ((wt == 0) & v.varint_bad)
-        | ((wt == 2) & v.prefix_bad)
-        | (end > remaining);
-    if bad {
+    if long_tag | (raw < 8) | v.bad | (end > remaining) {
         return None;
     }
-    Some(FastField { raw: raw as u32, tag_len: T, value_start, end })
+    Some(FastField { raw, tag_len: T, value_start, end })
 }
 
 /// The value of the varint of `len` bytes (1..=10, checked by [`fast_field`]) that starts at
