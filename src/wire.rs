@@ -385,17 +385,17 @@ pub(crate) fn fast_field(window: &[u8; 16], remaining: usize) -> Option<FastFiel
 /// [`fast_field`] for a tag of `T` bytes (1 or 2; byte 0's continuation bit says which).
 #[inline(always)]
 fn fast_field_after<const T: usize>(window: &[u8; 16], remaining: usize) -> Option<FastField> {
-    let w = if T == 1 { window[0] as u32 } else { u16_at(window, 0) as u32 };
-    let raw = if T == 1 { w } else { (w & 0x7f) | ((w >> 1) & 0x3f80) };
-    // A third tag byte, or field number 0: none of the field number's bits set (byte 0's
-    // bits 3..=6, byte 1's low seven), tested on the bytes so that a caller that needs no
-    // tag (validate) does not assemble it.
-    let bad_tag = (w & 0x8000 != 0) | (w & 0x7f78 == 0);
-    let wt = (w & 7) as usize;
+    let (raw, long_tag) = if T == 1 {
+        (window[0] as u32, false)
+    } else {
+        let w = u16_at(window, 0) as u32;
+        ((w & 0x7f) | ((w >> 1) & 0x3f80), w & 0x8000 != 0)
+    };
+    let wt = (raw & 7) as usize;
     let v = value_extent(window, T, wt);
     let end = T + 1 + v.rest;
     let value_start = T + when(wt == 2, 1 + v.prefix_rest);
-    if bad_tag | v.bad | (end > remaining) {
+    if long_tag | (raw < 8) | v.bad | (end > remaining) {
         return None;
     }
     Some(FastField { raw, tag_len: T, value_start, end })
