@@ -327,6 +327,79 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
     }
 }
 
+/// `decode_u32` or `decode_i32` over `FRESH_COPIES` different payloads, one per call, as in
+/// `decode_u64_fresh` (pbwire's backends and prost's `merge_repeated`). Verification uses the
+/// first payload.
+fn decode_narrow_fresh_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
+    let all = data::values(dist, n * FRESH_COPIES);
+    data::check_distribution(dist, &all);
+    let payloads: Rc<Vec<Vec<u8>>> = Rc::new(all.chunks(n).map(data::packed).collect());
+    let prefixed: Rc<Vec<Vec<u8>>> = Rc::new(payloads.iter().map(|p| data::length_prefixed(p)).collect());
+    let e = Some(hash_values(all[..n].iter().map(|&v| v as u32 as u64)));
+    let bytes = payloads.iter().map(Vec::len).sum::<usize>() / FRESH_COPIES;
+    // The payload for this call: the first when verifying, else the next.
+    fn next(i: &mut usize, verify: bool) -> usize {
+        *i = if verify { 0 } else { (*i + 1) % FRESH_COPIES };
+        *i
+    }
+    fn result(values: impl Iterator<Item = u32>, verify: bool) -> u64 {
+        if verify {
+            hash_values(values.map(u64::from))
+        } else {
+            values.last().map_or(0, u64::from)
+        }
+    }
+    let mut cs = Vec::new();
+    for k in pbwire_backends() {
+        let (ps, mut i, mut out) = (payloads.clone(), 0usize, vec![0u32; n]);
+        let mut signed = vec![0i32; n];
+        cs.push(contender(k.name(), e, move |verify| {
+            let p = &ps[next(&mut i, verify)];
+            match narrow {
+                Narrow::Uint32 => {
+                    let c = k.decode_u32(p, &mut out).unwrap();
+                    result(out[..c].iter().copied(), verify)
+                }
+                Narrow::Int32 => {
+                    let c = k.decode_i32(p, &mut signed).unwrap();
+                    result(signed[..c].iter().map(|&v| v as u32), verify)
+                }
+            }
+        }));
+    }
+    let (ps, mut i, mut vec, mut signed) = (prefixed.clone(), 0usize, Vec::<u32>::new(), Vec::<i32>::new());
+    cs.push(contender(PROST_PACKED, e, move |verify| {
+        let mut buf: &[u8] = &ps[next(&mut i, verify)];
+        let ctx = DecodeContext::default();
+        match narrow {
+            Narrow::Uint32 => {
+                vec.clear();
+                prost::encoding::uint32::merge_repeated(PW::LengthDelimited, &mut vec, &mut buf, ctx)
+                    .unwrap();
+                result(vec.iter().copied(), verify)
+            }
+            Narrow::Int32 => {
+                signed.clear();
+                prost::encoding::int32::merge_repeated(PW::LengthDelimited, &mut signed, &mut buf, ctx)
+                    .unwrap();
+                result(signed.iter().map(|&v| v as u32), verify)
+            }
+        }
+    }));
+    Bench {
+        kernel: match narrow {
+            Narrow::Uint32 => "decode_u32_fresh",
+            Narrow::Int32 => "decode_i32_fresh",
+        },
+        data: dist.name().into(),
+        unit: "value",
+        units: n,
+        bytes,
+        baseline: PROST_PACKED,
+        contenders: cs,
+    }
+}
+
 fn decode_narrow_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
     let values = data::values(dist, n);
     data::check_distribution(dist, &values);
@@ -833,6 +906,9 @@ fn specs(quick: bool) -> Vec<Spec> {
                 let id = format!("decode_{}/{}/{n}", narrow.name(), dist.name());
                 add(id, Box::new(move || decode_narrow_bench(dist, narrow, n)));
             }
+            let n = 10_000;
+            let id = format!("decode_{}_fresh/{}/{n}", narrow.name(), dist.name());
+            add(id, Box::new(move || decode_narrow_fresh_bench(dist, narrow, n)));
         }
     }
     for &dist in &Dist::ALL {
