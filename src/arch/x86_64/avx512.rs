@@ -6,10 +6,9 @@ use crate::arch::generic::{self, Compress};
 use core::arch::x86_64::{
     __m512i, _mm512_add_epi8, _mm512_and_si512, _mm512_bsrli_epi128, _mm512_cmpgt_epi8_mask,
     _mm512_cmpgt_epu8_mask, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_maddubs_epi16,
-    _mm512_mask_storeu_epi8, _mm512_maskz_compress_epi64, _mm512_maskz_compress_epi8, _mm512_maskz_mov_epi8,
-    _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutexvar_epi8, _mm512_set1_epi64, _mm512_set1_epi8,
-    _mm512_slli_epi64, _mm512_srli_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi64,
-    _mm512_testn_epi8_mask,
+    _mm512_maskz_compress_epi64, _mm512_maskz_compress_epi8, _mm512_maskz_mov_epi8, _mm512_movepi8_mask,
+    _mm512_or_si512, _mm512_permutexvar_epi8, _mm512_set1_epi64, _mm512_set1_epi8, _mm512_slli_epi64,
+    _mm512_srli_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi64, _mm512_testn_epi8_mask,
 };
 
 #[derive(Clone, Copy)]
@@ -96,38 +95,20 @@ fn image(bytes: &Bytes64) -> __m512i {
 /// then redone one by one.
 pub(crate) struct Vbmi2;
 
-/// Stores the first `k` (1..=8) of eight decoded values, converted, at `dst`, writing nothing
-/// past them.
+/// Stores the first `N` decoded values of a group, converted, at `dst`: all of them, also when
+/// fewer are real (the window's last group), without a branch on how many (storing fewer,
+/// masked or one by one, cost the last group of every window a mispredicted branch or a
+/// stalled reload). The extra ones land in slots after the window's values, whose contents
+/// the decoders leave unspecified.
 ///
 /// # Safety
-/// `dst` must be valid for writes of `k` values; AVX-512BW.
+/// `dst` must be valid for writes of `N` values.
 #[inline(always)]
-unsafe fn store_values<T>(lanes: &[u64; 8], k: usize, dst: *mut T, convert: &impl Fn(u64) -> T) {
-    // The partial store keeps eight values in 64 bytes.
-    const { assert!(core::mem::size_of::<T>() <= 8) };
-    if k == 8 {
-        for (i, &value) in lanes.iter().enumerate() {
-            // SAFETY: `i < k`.
-            unsafe { dst.add(i).write(convert(value)) };
-        }
-        return;
+unsafe fn store_values<T, const N: usize>(lanes: &[u64; 8], dst: *mut T, convert: &impl Fn(u64) -> T) {
+    for (i, &value) in lanes.iter().take(N).enumerate() {
+        // SAFETY: `i < N`, and the caller guarantees room for `N`.
+        unsafe { dst.add(i).write(convert(value)) };
     }
-    // Convert all eight into scratch, then store the first `k` with a byte-masked store.
-    let mut scratch = Bytes64([0; 64]);
-    let slots = scratch.0.as_mut_ptr() as *mut T;
-    for (i, &value) in lanes.iter().enumerate() {
-        // SAFETY: eight values of at most 8 bytes fit the 64-byte scratch.
-        unsafe { slots.add(i).write_unaligned(convert(value)) };
-    }
-    let bytes = k * core::mem::size_of::<T>();
-    // SAFETY: the mask covers the `k` values `dst` has room for; AVX-512BW.
-    unsafe {
-        _mm512_mask_storeu_epi8(
-            dst as *mut i8,
-            u64::MAX >> (64 - bytes),
-            _mm512_loadu_si512(scratch.0.as_ptr() as *const __m512i),
-        )
-    };
 }
 
 /// Packs the 7-bit groups of each 8-byte lane (bytes past the varint already zero, top bits
@@ -193,7 +174,8 @@ impl generic::WindowDecoder for Vbmi2 {
                     let values =
                         pack_lanes(_mm512_and_si512(_mm512_maskz_mov_epi8(keep, gathered), payload_bits));
                     _mm512_storeu_si512(lanes.as_mut_ptr() as *mut __m512i, values);
-                    store_values(&lanes, (count - group).min(8), dst.add(group), &convert);
+                    // `group < count <= 64` and a multiple of 8: the 8 slots are among the 64.
+                    store_values::<T, 8>(&lanes, dst.add(group), &convert);
                     group += 8;
                 }
                 overflow = generic::redo_long_varints::<X, T, 0>(base, stops, long_ends, dst, &convert);
@@ -224,7 +206,8 @@ impl generic::WindowDecoder for Vbmi2 {
                     let high = _mm512_bsrli_epi128::<8>(_mm512_slli_epi64::<56>(halves));
                     let values = _mm512_maskz_compress_epi64(0x55, _mm512_or_si512(halves, high));
                     _mm512_storeu_si512(lanes.as_mut_ptr() as *mut __m512i, values);
-                    store_values(&lanes, (count - group).min(4), dst.add(group), &convert);
+                    // `group < count <= 64` and a multiple of 4: the 4 slots are among the 64.
+                    store_values::<T, 4>(&lanes, dst.add(group), &convert);
                     group += 4;
                 }
             }
