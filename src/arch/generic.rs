@@ -82,7 +82,7 @@ pub(crate) trait WindowDecoder {
 }
 
 /// Varint by varint, each from one unaligned 8-byte load: works on every instruction set (NEON's
-/// window decoder; the x86 backends use [`InLanes`] or `shuffle::InShuffles`).
+/// window decoder; the x86 backends use [`InLanes`]).
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 pub(crate) struct EachVarint;
 
@@ -114,7 +114,7 @@ impl WindowDecoder for EachVarint {
 /// # Safety
 /// As for [`WindowDecoder::decode`].
 #[inline(always)]
-pub(crate) unsafe fn redo_long_varints<X: Compress, T, const FIXED: usize>(
+pub(crate) unsafe fn redo_long_varints<X: Compress, T>(
     base: *const u8,
     stops: u64,
     mut long_ends: u64,
@@ -135,14 +135,6 @@ pub(crate) unsafe fn redo_long_varints<X: Compress, T, const FIXED: usize>(
         }
     };
     let mut overflow = false;
-    // The first `FIXED` without a branch on how many there are: when there are fewer, the
-    // window's last varint (`stops` is non-zero) is redone instead, which rewrites its value
-    // unchanged.
-    let last = 63 - stops.leading_zeros();
-    for _ in 0..FIXED {
-        overflow |= redo(if long_ends != 0 { long_ends.trailing_zeros() } else { last });
-        long_ends &= long_ends.wrapping_sub(1);
-    }
     while long_ends != 0 {
         overflow |= redo(long_ends.trailing_zeros());
         long_ends &= long_ends - 1;
@@ -629,7 +621,7 @@ impl<G: Gather4> WindowDecoder for InLanes<G> {
         }
         // SAFETY: forwarded from the caller.
         let overflow =
-            long_ends != 0 && unsafe { redo_long_varints::<X, T, 0>(base, stops, long_ends, dst, &convert) };
+            long_ends != 0 && unsafe { redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert) };
         (count, consumed, overflow)
     }
 }

@@ -1,14 +1,12 @@
 //! The kernels behind the bulk entry points: the scalar reference, the SIMD algorithms written
-//! once over a vector trait (`generic`, and the lookup-table step decoder in `shuffle`), and one
-//! thin module per instruction set that supplies the traits.
+//! once over a vector trait (`generic`), and one thin module per instruction set that supplies
+//! the traits.
 
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod aarch64;
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 pub(crate) mod generic;
 pub(crate) mod scalar;
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-pub(crate) mod shuffle;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86_64;
 

@@ -1,12 +1,14 @@
-//! AVX2 with BMI2: 32-byte blocks; four varints a table step in the 64-bit lanes of one
-//! register (`VPSHUFB`, then multiply-adds); PEXT compression for the long ones.
+//! AVX2 with BMI2: 32-byte blocks; four varints a step in the 64-bit lanes of one register
+//! (each loaded from its start, cut after its terminator, joined with multiply-adds); PEXT
+//! compression for the long ones.
 
-use crate::arch::{generic, shuffle};
+use crate::arch::generic;
 use core::arch::x86_64::{
-    __m128i, __m256i, _bzhi_u64, _mm256_and_si256, _mm256_andnot_si256, _mm256_broadcastsi128_si256,
-    _mm256_cmpgt_epi8, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16, _mm256_movemask_epi8,
-    _mm256_or_si256, _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set1_epi8,
-    _mm256_shuffle_epi8, _mm256_srli_epi64, _mm_loadu_si128, _pext_u64,
+    __m128i, __m256i, _bzhi_u64, _mm256_and_si256, _mm256_andnot_si256, _mm256_castsi128_si256,
+    _mm256_cmpgt_epi8, _mm256_inserti128_si256, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16,
+    _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x,
+    _mm256_set1_epi8, _mm256_srli_epi64, _mm256_sub_epi64, _mm256_xor_si256, _mm_castpd_si128,
+    _mm_castsi128_pd, _mm_loadh_pd, _mm_loadl_epi64, _pext_u64,
 };
 
 #[derive(Clone, Copy)]
@@ -53,33 +55,46 @@ impl generic::Compress for Pext {
     }
 }
 
-/// Four varints in the 64-bit lanes of one register: the 16 source bytes in both halves, one
-/// `VPSHUFB`, then `VPMADDUBSW` and `VPMADDWD` join the 7-bit groups into 14 and 28 bits, and
-/// a shift joins the 28-bit halves.
-pub(crate) struct Avx2Shuffle;
+/// The values of the varint bytes in each 64-bit lane (bytes past a lane's varint zero):
+/// `VPMADDUBSW` and `VPMADDWD` join the 7-bit groups into 14 and 28 bits, and a shift joins the
+/// 28-bit halves.
+#[inline(always)]
+unsafe fn join_bytes(bytes: __m256i) -> __m256i {
+    // SAFETY: only called from functions compiled with AVX2 enabled.
+    unsafe {
+        let groups7 = _mm256_and_si256(bytes, _mm256_set1_epi8(0x7f));
+        // Unsigned bytes (1, 128) times the groups: `g0 + 128 g1` in 16 bits.
+        let groups14 = _mm256_maddubs_epi16(_mm256_set1_epi16(0x8001u16 as i16), groups7);
+        let groups28 = _mm256_madd_epi16(groups14, _mm256_set1_epi32(0x4000_0001));
+        // The high 28-bit half moves down next to the low one.
+        let low28 = _mm256_set1_epi64x(0x0fff_ffff);
+        let high = _mm256_andnot_si256(low28, _mm256_srli_epi64::<4>(groups28));
+        _mm256_or_si256(_mm256_and_si256(low28, groups28), high)
+    }
+}
 
-impl shuffle::Shuffle4 for Avx2Shuffle {
+/// Four varints in the 64-bit lanes of one register, each loaded from its own start: each
+/// lane cut after its first terminator, then joined by [`join_bytes`].
+pub(crate) struct Avx2Lanes;
+
+impl generic::Gather4 for Avx2Lanes {
     #[inline(always)]
-    unsafe fn decode4(p: *const u8, row: *const u8) -> [u64; 4] {
-        // SAFETY: the caller guarantees 16 readable bytes at `p`, 32 at `row`, and AVX2.
+    unsafe fn decode4(p: [*const u8; 4]) -> [u64; 4] {
+        // SAFETY: the caller guarantees 8 readable bytes at each pointer, and AVX2.
         unsafe {
-            let source = _mm256_broadcastsi128_si256(_mm_loadu_si128(p as *const __m128i));
-            let bytes = _mm256_shuffle_epi8(source, _mm256_loadu_si256(row as *const __m256i));
-            let groups7 = _mm256_and_si256(bytes, _mm256_set1_epi8(0x7f));
-            // Unsigned bytes (1, 128) times the groups: `g0 + 128 g1` in 16 bits.
-            let groups14 = _mm256_maddubs_epi16(_mm256_set1_epi16(0x8001u16 as i16), groups7);
-            let groups28 = _mm256_madd_epi16(groups14, _mm256_set1_epi32(0x4000_0001));
-            // The high 28-bit half moves down next to the low one.
-            let low28 = _mm256_set1_epi64x(0x0fff_ffff);
-            let high = _mm256_andnot_si256(low28, _mm256_srli_epi64::<4>(groups28));
-            core::mem::transmute::<__m256i, [u64; 4]>(_mm256_or_si256(
-                _mm256_and_si256(low28, groups28),
-                high,
-            ))
+            let pair = |a: *const u8, b: *const u8| {
+                let x = _mm_loadl_epi64(a as *const __m128i);
+                _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(x), b as *const f64))
+            };
+            let x = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(pair(p[0], p[1])), pair(p[2], p[3]));
+            // The terminators' top bits; subtracting 1 per lane sets every bit up to the first.
+            let t = _mm256_andnot_si256(x, _mm256_set1_epi8(-128));
+            let keep = _mm256_xor_si256(t, _mm256_sub_epi64(t, _mm256_set1_epi64x(1)));
+            core::mem::transmute::<__m256i, [u64; 4]>(join_bytes(_mm256_and_si256(x, keep)))
         }
     }
 }
 
 crate::packed::encoders_with!("avx2,bmi1,bmi2,lzcnt,popcnt", crate::arch::x86_64::ssse3::ShuffleBlock32);
 
-generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, shuffle::InShuffles<Avx2Shuffle>, encoders);
+generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, generic::InLanes<Avx2Lanes>, encoders);

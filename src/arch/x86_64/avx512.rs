@@ -178,7 +178,7 @@ impl generic::WindowDecoder for Vbmi2 {
                     store_values::<T, 8>(&lanes, dst.add(group), &convert);
                     group += 8;
                 }
-                overflow = generic::redo_long_varints::<X, T, 0>(base, stops, long_ends, dst, &convert);
+                overflow = generic::redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert);
             } else {
                 // Overflow, found from the bits: 10 continuation bytes in a row (a varint of 11 or
                 // more), or a 10-byte varint whose last byte is above 1.

@@ -35,6 +35,24 @@ impl generic::Vector for Sse2 {
     }
 }
 
+/// The bytes of the two varints at `a` and `b` in the 64-bit lanes of one register, each lane
+/// cut after its first terminator (zero beyond; all 8 bytes of a longer varint).
+///
+/// # Safety
+/// 8 readable bytes at `a` and at `b`.
+#[inline(always)]
+pub(crate) unsafe fn varint_bytes2(a: *const u8, b: *const u8) -> __m128i {
+    // SAFETY: forwarded from the caller; SSE2 is baseline on x86-64.
+    unsafe {
+        let x = _mm_loadl_epi64(a as *const __m128i);
+        let x = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(x), b as *const f64));
+        // The terminators' top bits; subtracting 1 per lane sets every bit up to the first.
+        let t = _mm_andnot_si128(x, _mm_set1_epi8(-128));
+        let keep = _mm_xor_si128(t, _mm_sub_epi64(t, _mm_set1_epi64x(1)));
+        _mm_and_si128(x, keep)
+    }
+}
+
 /// Decodes the two varints at `a` and `b` (at most 8 bytes each) in the lanes of one register.
 ///
 /// # Safety
@@ -43,12 +61,7 @@ impl generic::Vector for Sse2 {
 unsafe fn decode2(a: *const u8, b: *const u8) -> __m128i {
     // SAFETY: forwarded from the caller; SSE2 is baseline on x86-64.
     unsafe {
-        let x = _mm_loadl_epi64(a as *const __m128i);
-        let x = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(x), b as *const f64));
-        // Each lane's bytes through its first terminator, as in the AVX2 lanes.
-        let t = _mm_andnot_si128(x, _mm_set1_epi8(-128));
-        let keep = _mm_xor_si128(t, _mm_sub_epi64(t, _mm_set1_epi64x(1)));
-        let groups7 = _mm_and_si128(_mm_and_si128(x, keep), _mm_set1_epi8(0x7f));
+        let groups7 = _mm_and_si128(varint_bytes2(a, b), _mm_set1_epi8(0x7f));
         // `b0 + 128 b1` per 16 bits by shift (no SSSE3 multiply-add), then `w0 + 2^14 w1`.
         let byte0 = _mm_set1_epi16(0x00ff);
         let groups14 = _mm_or_si128(

@@ -1,8 +1,8 @@
-//! SSSE3: the SSE2 blocks, with the lookup-table window decoder: four varints a table step in
-//! the 64-bit lanes of two registers (two `PSHUFB`, then multiply-adds).
+//! SSSE3: the SSE2 blocks and lanes, the lanes joined with multiply-adds (`PMADDUBSW`); a
+//! `PSHUFB` block encoder for 32-bit values.
 
+use crate::arch::generic;
 use crate::arch::x86_64::sse2::{self, Sse2};
-use crate::arch::{generic, shuffle};
 use crate::packed::BLOCK;
 use core::arch::x86_64::{
     __m128i, _mm_add_epi32, _mm_and_si128, _mm_cmpeq_epi32, _mm_cmpgt_epi32, _mm_cvtsi128_si32,
@@ -28,21 +28,21 @@ unsafe fn pack_lanes(bytes: __m128i) -> __m128i {
     }
 }
 
-/// Four varints in the 64-bit lanes of two registers, each shuffled from the same 16 bytes.
-pub(crate) struct Ssse3Shuffle;
+/// Four varints in the 64-bit lanes of two registers, each loaded from its own start and cut
+/// after its terminator as in SSE2, then joined with multiply-adds.
+pub(crate) struct Ssse3Lanes;
 
-impl shuffle::Shuffle4 for Ssse3Shuffle {
+impl generic::Gather4 for Ssse3Lanes {
     #[inline(always)]
-    unsafe fn decode4(p: *const u8, row: *const u8) -> [u64; 4] {
+    unsafe fn decode4(p: [*const u8; 4]) -> [u64; 4] {
         let mut values = [0u64; 4];
-        // SAFETY: the caller guarantees 16 readable bytes at `p`, 32 at `row`, and SSSE3; 32
+        // SAFETY: the caller guarantees 8 readable bytes at each pointer, and SSSE3; 32
         // writable bytes in `values`.
         unsafe {
-            let source = _mm_loadu_si128(p as *const __m128i);
-            let lanes01 = _mm_shuffle_epi8(source, _mm_loadu_si128(row as *const __m128i));
-            let lanes23 = _mm_shuffle_epi8(source, _mm_loadu_si128(row.add(16) as *const __m128i));
-            _mm_storeu_si128(values.as_mut_ptr() as *mut __m128i, pack_lanes(lanes01));
-            _mm_storeu_si128(values.as_mut_ptr().add(2) as *mut __m128i, pack_lanes(lanes23));
+            let lanes01 = pack_lanes(sse2::varint_bytes2(p[0], p[1]));
+            let lanes23 = pack_lanes(sse2::varint_bytes2(p[2], p[3]));
+            _mm_storeu_si128(values.as_mut_ptr() as *mut __m128i, lanes01);
+            _mm_storeu_si128(values.as_mut_ptr().add(2) as *mut __m128i, lanes23);
         }
         values
     }
@@ -185,4 +185,4 @@ unsafe fn pack4(src: *const u32, dst: *mut u8) -> Option<usize> {
 
 crate::packed::encoders_with!("sse2,ssse3", crate::arch::x86_64::ssse3::ShuffleBlock32);
 
-generic::kernel_fns!("sse2,ssse3", Sse2, generic::Swar, shuffle::InShuffles<Ssse3Shuffle>, encoders);
+generic::kernel_fns!("sse2,ssse3", Sse2, generic::Swar, generic::InLanes<Ssse3Lanes>, encoders);
