@@ -236,13 +236,23 @@ const FRESH_COPIES: usize = 16;
 
 /// `decode_u64` over `FRESH_COPIES` different payloads of the same distribution, one per call.
 /// Verification uses the first payload.
-fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
+/// The payloads of a `_fresh` bench, shared by its contenders.
+type Payloads = Rc<Vec<Vec<u8>>>;
+
+/// The values of `FRESH_COPIES` payloads of `n` values, the payloads bare and length-prefixed,
+/// and their mean size in bytes.
+fn fresh_payloads(dist: Dist, n: usize) -> (Vec<u64>, Payloads, Payloads, usize) {
     let all = data::values(dist, n * FRESH_COPIES);
     data::check_distribution(dist, &all);
-    let payloads: Rc<Vec<Vec<u8>>> = Rc::new(all.chunks(n).map(data::packed).collect());
-    let prefixed: Rc<Vec<Vec<u8>>> = Rc::new(payloads.iter().map(|p| data::length_prefixed(p)).collect());
-    let e = Some(hash_values(all[..n].iter().copied()));
+    let payloads: Payloads = Rc::new(all.chunks(n).map(data::packed).collect());
+    let prefixed: Payloads = Rc::new(payloads.iter().map(|p| data::length_prefixed(p)).collect());
     let bytes = payloads.iter().map(Vec::len).sum::<usize>() / FRESH_COPIES;
+    (all, payloads, prefixed, bytes)
+}
+
+fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
+    let (all, payloads, prefixed, bytes) = fresh_payloads(dist, n);
+    let e = Some(hash_values(all[..n].iter().copied()));
     let mut cs = Vec::new();
     for k in pbwire_backends() {
         let (ps, mut out, mut i) = (payloads.clone(), vec![0u64; n], 0usize);
@@ -331,12 +341,8 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
 /// `decode_u64_fresh` (pbwire's backends and prost's `merge_repeated`). Verification uses the
 /// first payload.
 fn decode_narrow_fresh_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
-    let all = data::values(dist, n * FRESH_COPIES);
-    data::check_distribution(dist, &all);
-    let payloads: Rc<Vec<Vec<u8>>> = Rc::new(all.chunks(n).map(data::packed).collect());
-    let prefixed: Rc<Vec<Vec<u8>>> = Rc::new(payloads.iter().map(|p| data::length_prefixed(p)).collect());
+    let (all, payloads, prefixed, bytes) = fresh_payloads(dist, n);
     let e = Some(hash_values(all[..n].iter().map(|&v| v as u32 as u64)));
-    let bytes = payloads.iter().map(Vec::len).sum::<usize>() / FRESH_COPIES;
     // The payload for this call: the first when verifying, else the next.
     fn next(i: &mut usize, verify: bool) -> usize {
         *i = if verify { 0 } else { (*i + 1) % FRESH_COPIES };
