@@ -246,7 +246,7 @@ impl<'a> Reader<'a> {
 
     /// Reads a `string`: [`Reader::read_bytes`], then [`crate::utf8::from_utf8`];
     /// [`ErrorKind::InvalidUtf8`] at the length prefix if it is not UTF-8.
-    #[inline]
+    #[inline(always)]
     pub fn read_str(&mut self) -> Result<&'a str> {
         let start = self.pos;
         let bytes = self.read_bytes()?;
