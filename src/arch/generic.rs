@@ -64,14 +64,15 @@ impl Compress for Swar {
 /// How a backend decodes the varints of one 64-byte window.
 pub(crate) trait WindowDecoder {
     /// Decodes the varints that end in the window at `base` into `dst`, mapping each value with
-    /// `convert`; the `OUT_SLACK` slots after the values written may be overwritten too. `stops`
+    /// `convert`; the slots after the values written, up to the 64th, may be overwritten too
+    /// (vector decoders store whole registers without checking where the values end). `stops`
     /// are the window's terminator bits (non-zero), `long_ends` those of the varints longer than
     /// 8 bytes. Returns the values written, the bytes consumed (through the
     /// last terminator) and whether a varint overflowed (the values are then meaningless).
     ///
     /// # Safety
-    /// `base` must be valid for reads of 64 + 16 bytes and `dst` for writes of 64 + `OUT_SLACK`
-    /// values; the CPU must support the implementation's instruction set.
+    /// `base` must be valid for reads of 64 + 16 bytes and `dst` for writes of 64 values; the
+    /// CPU must support the implementation's instruction set.
     unsafe fn decode<X: Compress, T: Copy>(
         base: *const u8,
         stops: u64,
@@ -178,10 +179,6 @@ fn finish<T>(
 /// mixed window holds enough varints to make the one unpredictable branch per window (the end
 /// of the varint loop) cheap per varint.
 const WINDOW: usize = 64;
-
-/// Output slots after a window's values that its decoder may overwrite: vector decoders store
-/// whole registers without checking where the window's values end.
-pub(crate) const OUT_SLACK: usize = 4;
 
 /// Bit `i` set when bits `i..i + 8` of `carry` (continuation bits) are all set: eight
 /// continuation bytes in a row from byte `i`.
@@ -328,7 +325,7 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
     let mut padded = [0u8; WINDOW + 16];
     // Where a window's values go when the output has room for fewer than 64, the most varints
     // that can end in a window.
-    let mut spill = [core::mem::MaybeUninit::<T>::uninit(); WINDOW + OUT_SLACK];
+    let mut spill = [core::mem::MaybeUninit::<T>::uninit(); WINDOW];
     // A window is read with a 16-byte margin after it (the payload's or `padded`'s), so that
     // every varint ending in it can be read as 10 bytes unchecked.
     while pos < payload.len() {
@@ -362,19 +359,19 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
         // Bit i set when bytes i..i+8 all carry on; shifted to the terminator, the ends of the
         // varints longer than 8 bytes.
         let long_ends = runs_of_8(!stops) << 8 & stops;
-        let to = if room >= WINDOW + OUT_SLACK {
+        let to = if room >= WINDOW {
             // SAFETY: `n <= out.len()`.
             unsafe { dst.add(n) }
         } else {
             spill.as_mut_ptr() as *mut T
         };
-        // SAFETY: 64 + 16 readable bytes at `base` (the payload and slop, or `padded`), and room for 64 +
-        // `OUT_SLACK` values at `to` (the output, or `spill`).
+        // SAFETY: 64 + 16 readable bytes at `base` (the payload and slop, or `padded`), and room for 64
+        // values at `to` (the output, or `spill`).
         let (written, consumed, overflow) = unsafe { W::decode::<X, T>(base, stops, long_ends, to, convert) };
         if overflow || written > room {
             return finish(payload, out, pos, n, convert);
         }
-        if room < WINDOW + OUT_SLACK {
+        if room < WINDOW {
             // SAFETY: the decoder initialised `spill[..written]`, and `written <= room`; the
             // two buffers are distinct.
             unsafe { core::ptr::copy_nonoverlapping(to, dst.add(n), written) };
@@ -614,7 +611,7 @@ impl<G: Gather4> WindowDecoder for InLanes<G> {
             // window's values, whose contents the decoders leave unspecified.
             for (i, &value) in values.iter().enumerate() {
                 // SAFETY: `n < count <= 64` and `n` is a multiple of 4, so `n + i <= 63`, and
-                // `dst` has room for 64 + `OUT_SLACK` values.
+                // `dst` has room for 64 values.
                 unsafe { dst.add(n + i).write(convert(value)) };
             }
             n += 4;
