@@ -113,37 +113,30 @@ pub fn decode_u64(buf: &[u8]) -> Result<(u64, usize)> {
         }
     }
     match decode_multi(buf) {
-        (_, 0) => Err(multi_error(buf)),
+        (kind, 0) => {
+            Err(Error::new(if kind == 0 { ErrorKind::Truncated } else { ErrorKind::VarintOverflow }, 0))
+        }
         (value, len) => Ok((value, len)),
     }
 }
 
 /// The multi-byte path of [`decode_u64`] (also correct for one-byte input): while ten bytes
-/// remain, one unaligned word load and a trailing-zero count; otherwise the byte loop. The
-/// length 0 stands for an error, so that the pair comes back in two registers: a `Result`
-/// comes back through memory, a store and a reload on a decode loop's chain from one varint's
+/// remain, one unaligned word load and a trailing-zero count; otherwise the byte loop. An error
+/// is length 0, with 0 (truncated) or 1 (overflow) for the value, so that the pair comes back
+/// in two registers and the caller builds the error without another call: a `Result` comes
+/// back through memory, a store and a reload on a decode loop's chain from one varint's
 /// position to the next.
 #[inline(never)]
 fn decode_multi(buf: &[u8]) -> (u64, usize) {
-    decode_multi_result(buf).unwrap_or((0, 0))
-}
-
-/// [`decode_multi`] as a `Result`.
-#[inline(always)]
-fn decode_multi_result(buf: &[u8]) -> Result<(u64, usize)> {
-    match buf.first_chunk::<MAX_LEN>() {
+    let result = match buf.first_chunk::<MAX_LEN>() {
         Some(head) => decode_from_10(head),
         // Also the empty slice: the loop does not run, and the result is `Truncated`.
         None => decode_short(buf),
+    };
+    match result {
+        Ok(pair) => pair,
+        Err(e) => ((e.kind() != ErrorKind::Truncated) as u64, 0),
     }
-}
-
-/// The error [`decode_multi`] reported as length 0, found again.
-#[cold]
-#[inline(never)]
-fn multi_error(buf: &[u8]) -> Error {
-    // Always an error here; the fallback is never taken.
-    decode_multi_result(buf).err().unwrap_or(Error::new(ErrorKind::Truncated, 0))
 }
 
 /// Decodes a varint from `ptr` without knowing where the input ends.
