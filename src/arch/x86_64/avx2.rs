@@ -3,12 +3,12 @@
 //! compression for the long ones.
 
 use crate::arch::generic;
+use crate::arch::x86_64::sse2;
 use core::arch::x86_64::{
-    __m128i, __m256i, _bzhi_u64, _mm256_and_si256, _mm256_andnot_si256, _mm256_castsi128_si256,
-    _mm256_cmpgt_epi8, _mm256_inserti128_si256, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16,
+    __m256i, _bzhi_u64, _mm256_and_si256, _mm256_andnot_si256, _mm256_castsi128_si256, _mm256_cmpgt_epi8,
+    _mm256_inserti128_si256, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16,
     _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x,
-    _mm256_set1_epi8, _mm256_srli_epi64, _mm256_sub_epi64, _mm256_xor_si256, _mm_castpd_si128,
-    _mm_castsi128_pd, _mm_loadh_pd, _mm_loadl_epi64, _pext_u64,
+    _mm256_set1_epi8, _mm256_srli_epi64, _mm256_sub_epi64, _mm256_xor_si256, _pext_u64,
 };
 
 #[derive(Clone, Copy)]
@@ -82,11 +82,8 @@ impl generic::Gather4 for Avx2Lanes {
     unsafe fn decode4(p: [*const u8; 4]) -> [u64; 4] {
         // SAFETY: the caller guarantees 8 readable bytes at each pointer, and AVX2.
         unsafe {
-            let pair = |a: *const u8, b: *const u8| {
-                let x = _mm_loadl_epi64(a as *const __m128i);
-                _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(x), b as *const f64))
-            };
-            let x = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(pair(p[0], p[1])), pair(p[2], p[3]));
+            let (low, high) = (sse2::load_pair(p[0], p[1]), sse2::load_pair(p[2], p[3]));
+            let x = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(low), high);
             // The terminators' top bits; subtracting 1 per lane sets every bit up to the first.
             let t = _mm256_andnot_si256(x, _mm256_set1_epi8(-128));
             let keep = _mm256_xor_si256(t, _mm256_sub_epi64(t, _mm256_set1_epi64x(1)));

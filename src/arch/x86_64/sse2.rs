@@ -35,6 +35,19 @@ impl generic::Vector for Sse2 {
     }
 }
 
+/// The 8 bytes at `a` and the 8 at `b` in the two 64-bit lanes of one register.
+///
+/// # Safety
+/// 8 readable bytes at `a` and at `b`.
+#[inline(always)]
+pub(crate) unsafe fn load_pair(a: *const u8, b: *const u8) -> __m128i {
+    // SAFETY: forwarded from the caller; SSE2 is baseline on x86-64.
+    unsafe {
+        let x = _mm_loadl_epi64(a as *const __m128i);
+        _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(x), b as *const f64))
+    }
+}
+
 /// The bytes of the two varints at `a` and `b` in the 64-bit lanes of one register, each lane
 /// cut after its first terminator (zero beyond; all 8 bytes of a longer varint).
 ///
@@ -44,8 +57,7 @@ impl generic::Vector for Sse2 {
 pub(crate) unsafe fn varint_bytes2(a: *const u8, b: *const u8) -> __m128i {
     // SAFETY: forwarded from the caller; SSE2 is baseline on x86-64.
     unsafe {
-        let x = _mm_loadl_epi64(a as *const __m128i);
-        let x = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(x), b as *const f64));
+        let x = load_pair(a, b);
         // The terminators' top bits; subtracting 1 per lane sets every bit up to the first.
         let t = _mm_andnot_si128(x, _mm_set1_epi8(-128));
         let keep = _mm_xor_si128(t, _mm_sub_epi64(t, _mm_set1_epi64x(1)));
