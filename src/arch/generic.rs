@@ -122,8 +122,9 @@ pub(crate) unsafe fn redo_long_varints<X: Compress, T>(
     dst: *mut T,
     convert: &impl Fn(u64) -> T,
 ) -> bool {
-    // Redoes the varint whose terminator is byte `end` of the window.
-    let redo = |end: u32| {
+    let mut overflow = false;
+    while long_ends != 0 {
+        let end = long_ends.trailing_zeros();
         let before = stops & ((1u64 << end) - 1);
         let index = before.count_ones() as usize;
         let start = 64 - before.leading_zeros() as usize;
@@ -132,12 +133,8 @@ pub(crate) unsafe fn redo_long_varints<X: Compress, T>(
         unsafe {
             let (value, bad) = decode_known_len::<X>(base.add(start), end as usize + 1 - start);
             dst.add(index).write(convert(value));
-            bad
+            overflow |= bad;
         }
-    };
-    let mut overflow = false;
-    while long_ends != 0 {
-        overflow |= redo(long_ends.trailing_zeros());
         long_ends &= long_ends - 1;
     }
     overflow
@@ -196,19 +193,24 @@ fn runs_of_8(carry: u64) -> u64 {
 #[inline(always)]
 unsafe fn terminators<V: Vector>(p: *const u8) -> u64 {
     // SAFETY: forwarded from the caller.
-    !unsafe { window_bits::<V>(p, V::continuation_bits) }
+    let [carry] = unsafe { window_bits::<V, 1>(p, |v| [v.continuation_bits()]) };
+    !carry
 }
 
-/// `bits` of each block of the 64 bytes at `p`, placed at the block's offset.
+/// The `N` bit sets `bits` gives for each block of the 64 bytes at `p`, each placed at the
+/// block's offset: one load per block, whatever `N`.
 ///
 /// # Safety
 /// `p` must be valid for reads of 64 bytes; the CPU must support `V`'s instruction set.
 #[inline(always)]
-unsafe fn window_bits<V: Vector>(p: *const u8, bits: impl Fn(V) -> u64) -> u64 {
-    let mut all = 0u64;
+unsafe fn window_bits<V: Vector, const N: usize>(p: *const u8, bits: impl Fn(V) -> [u64; N]) -> [u64; N] {
+    let mut all = [0u64; N];
     for i in 0..WINDOW / V::BYTES {
         // SAFETY: `i * BYTES + BYTES <= 64` readable bytes.
-        all |= bits(unsafe { V::load(p.add(i * V::BYTES)) }) << (i * V::BYTES);
+        let block = bits(unsafe { V::load(p.add(i * V::BYTES)) });
+        for (all, block) in all.iter_mut().zip(block) {
+            *all |= block << (i * V::BYTES);
+        }
     }
     all
 }
@@ -416,15 +418,15 @@ pub(crate) unsafe fn skip_varints<V: Vector>(payload: &[u8], n: usize) -> Result
     while left > 0 && payload.len() - at >= WINDOW {
         // SAFETY: `at + 64 <= payload.len()` readable bytes; the caller guarantees the
         // instruction set.
-        let (stops, above_one) = unsafe {
-            let p = payload.as_ptr().add(at);
-            (terminators::<V>(p), window_bits::<V>(p, V::above_one_bits))
+        let [carry, above_one] = unsafe {
+            window_bits::<V, 2>(payload.as_ptr().add(at), |v| [v.continuation_bits(), v.above_one_bits()])
         };
+        let stops = !carry;
         // A byte after nine continuation bytes ends an overflowing varint unless it is a
         // terminator of 0 or 1 (the last byte of a 10-byte varint). Checked without a branch
         // on whether the window has long varints: in mixed 64-bit data most windows do.
-        let (after_nine, next) = runs.next(!stops);
-        if after_nine & (!stops | above_one) != 0 {
+        let (after_nine, next) = runs.next(carry);
+        if after_nine & (carry | above_one) != 0 {
             break;
         }
         let count = stops.count_ones() as usize;

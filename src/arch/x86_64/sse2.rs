@@ -54,7 +54,7 @@ pub(crate) unsafe fn load_pair(a: *const u8, b: *const u8) -> __m128i {
 /// # Safety
 /// 8 readable bytes at `a` and at `b`.
 #[inline(always)]
-pub(crate) unsafe fn varint_bytes2(a: *const u8, b: *const u8) -> __m128i {
+unsafe fn varint_bytes2(a: *const u8, b: *const u8) -> __m128i {
     // SAFETY: forwarded from the caller; SSE2 is baseline on x86-64.
     unsafe {
         let x = load_pair(a, b);
@@ -65,22 +65,31 @@ pub(crate) unsafe fn varint_bytes2(a: *const u8, b: *const u8) -> __m128i {
     }
 }
 
-/// Decodes the two varints at `a` and `b` (at most 8 bytes each) in the lanes of one register.
-///
-/// # Safety
-/// 8 readable bytes at `a` and at `b`.
-#[inline(always)]
-unsafe fn decode2(a: *const u8, b: *const u8) -> __m128i {
-    // SAFETY: forwarded from the caller; SSE2 is baseline on x86-64.
-    unsafe {
-        let groups7 = _mm_and_si128(varint_bytes2(a, b), _mm_set1_epi8(0x7f));
-        // `b0 + 128 b1` per 16 bits by shift (no SSSE3 multiply-add), then `w0 + 2^14 w1`.
-        let byte0 = _mm_set1_epi16(0x00ff);
-        let groups14 = _mm_or_si128(
-            _mm_and_si128(byte0, groups7),
-            _mm_srli_epi16::<1>(_mm_andnot_si128(byte0, groups7)),
-        );
-        join_groups14(groups14)
+/// How a backend turns each 64-bit lane of varint bytes (at most 8, zero-padded, continuation
+/// bits still set) into the lane's value.
+pub(crate) trait JoinLanes {
+    /// # Safety
+    /// The CPU must support the implementation's instruction set.
+    unsafe fn join(bytes: __m128i) -> __m128i;
+}
+
+/// SSE2's join: `b0 + 128 b1` per 16 bits by shift and mask (no SSSE3 multiply-add), then
+/// [`join_groups14`].
+pub(crate) struct ShiftJoin;
+
+impl JoinLanes for ShiftJoin {
+    #[inline(always)]
+    unsafe fn join(bytes: __m128i) -> __m128i {
+        // SAFETY: SSE2 is baseline on x86-64.
+        unsafe {
+            let groups7 = _mm_and_si128(bytes, _mm_set1_epi8(0x7f));
+            let byte0 = _mm_set1_epi16(0x00ff);
+            let groups14 = _mm_or_si128(
+                _mm_and_si128(byte0, groups7),
+                _mm_srli_epi16::<1>(_mm_andnot_si128(byte0, groups7)),
+            );
+            join_groups14(groups14)
+        }
     }
 }
 
@@ -100,21 +109,24 @@ pub(crate) unsafe fn join_groups14(groups14: __m128i) -> __m128i {
     }
 }
 
-/// Four varints in the 64-bit lanes of two registers.
-pub(crate) struct Sse2Lanes;
+/// Four varints in the 64-bit lanes of two registers, each loaded from its own start, cut after
+/// its terminator and joined by `J` (SSE2's shifts, or SSSE3's multiply-add).
+pub(crate) struct Sse2Lanes<J>(core::marker::PhantomData<J>);
 
-impl generic::Gather4 for Sse2Lanes {
+impl<J: JoinLanes> generic::Gather4 for Sse2Lanes<J> {
     #[inline(always)]
     unsafe fn decode4(p: [*const u8; 4]) -> [u64; 4] {
         let mut values = [0u64; 4];
-        // SAFETY: the caller guarantees 8 readable bytes at each pointer; 32 writable bytes in
-        // `values`.
+        // SAFETY: the caller guarantees 8 readable bytes at each pointer and `J`'s instruction
+        // set; 32 writable bytes in `values`.
         unsafe {
-            _mm_storeu_si128(values.as_mut_ptr() as *mut __m128i, decode2(p[0], p[1]));
-            _mm_storeu_si128(values.as_mut_ptr().add(2) as *mut __m128i, decode2(p[2], p[3]));
+            let lanes01 = J::join(varint_bytes2(p[0], p[1]));
+            let lanes23 = J::join(varint_bytes2(p[2], p[3]));
+            _mm_storeu_si128(values.as_mut_ptr() as *mut __m128i, lanes01);
+            _mm_storeu_si128(values.as_mut_ptr().add(2) as *mut __m128i, lanes23);
         }
         values
     }
 }
 
-generic::kernel_fns!("sse2", Sse2, generic::Swar, generic::InLanes<Sse2Lanes>);
+generic::kernel_fns!("sse2", Sse2, generic::Swar, generic::InLanes<Sse2Lanes<ShiftJoin>>);

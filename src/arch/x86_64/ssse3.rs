@@ -11,40 +11,20 @@ use core::arch::x86_64::{
     _mm_sub_epi32,
 };
 
-/// Joins the seven-bit groups of each 64-bit lane (the bytes of a varint of at most 8 bytes,
-/// zero-padded) into its value.
-///
-/// # Safety
-/// The CPU must support SSSE3.
-#[inline(always)]
-unsafe fn pack_lanes(bytes: __m128i) -> __m128i {
-    // SAFETY: the caller guarantees SSSE3.
-    unsafe {
-        let groups7 = _mm_and_si128(bytes, _mm_set1_epi8(0x7f));
-        // Unsigned bytes (1, 128) times the groups: `g0 + 128 g1` in 16 bits (SSE2 needs two
-        // shifts and masks for this), then as in SSE2.
-        let groups14 = _mm_maddubs_epi16(_mm_set1_epi16(0x8001u16 as i16), groups7);
-        sse2::join_groups14(groups14)
-    }
-}
+/// SSSE3's join of a lane's varint bytes: unsigned bytes (1, 128) times the 7-bit groups,
+/// `g0 + 128 g1` in 16 bits with one `PMADDUBSW` (SSE2 needs two shifts and masks for this),
+/// then as in SSE2.
+pub(crate) struct MaddJoin;
 
-/// Four varints in the 64-bit lanes of two registers, each loaded from its own start and cut
-/// after its terminator as in SSE2, then joined with multiply-adds.
-pub(crate) struct Ssse3Lanes;
-
-impl generic::Gather4 for Ssse3Lanes {
+impl sse2::JoinLanes for MaddJoin {
     #[inline(always)]
-    unsafe fn decode4(p: [*const u8; 4]) -> [u64; 4] {
-        let mut values = [0u64; 4];
-        // SAFETY: the caller guarantees 8 readable bytes at each pointer, and SSSE3; 32
-        // writable bytes in `values`.
+    unsafe fn join(bytes: __m128i) -> __m128i {
+        // SAFETY: the caller guarantees SSSE3.
         unsafe {
-            let lanes01 = pack_lanes(sse2::varint_bytes2(p[0], p[1]));
-            let lanes23 = pack_lanes(sse2::varint_bytes2(p[2], p[3]));
-            _mm_storeu_si128(values.as_mut_ptr() as *mut __m128i, lanes01);
-            _mm_storeu_si128(values.as_mut_ptr().add(2) as *mut __m128i, lanes23);
+            let groups7 = _mm_and_si128(bytes, _mm_set1_epi8(0x7f));
+            let groups14 = _mm_maddubs_epi16(_mm_set1_epi16(0x8001u16 as i16), groups7);
+            sse2::join_groups14(groups14)
         }
-        values
     }
 }
 
@@ -185,4 +165,10 @@ unsafe fn pack4(src: *const u32, dst: *mut u8) -> Option<usize> {
 
 crate::packed::encoders_with!("sse2,ssse3", crate::arch::x86_64::ssse3::ShuffleBlock32);
 
-generic::kernel_fns!("sse2,ssse3", Sse2, generic::Swar, generic::InLanes<Ssse3Lanes>, encoders);
+generic::kernel_fns!(
+    "sse2,ssse3",
+    Sse2,
+    generic::Swar,
+    generic::InLanes<sse2::Sse2Lanes<MaddJoin>>,
+    encoders
+);
