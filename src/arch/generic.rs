@@ -114,6 +114,7 @@ impl WindowDecoder for EachVarint {
 ///
 /// # Safety
 /// As for [`WindowDecoder::decode`].
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[inline(always)]
 pub(crate) unsafe fn redo_long_varints<X: Compress, T>(
     base: *const u8,
@@ -568,7 +569,25 @@ macro_rules! kernel_fns {
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(unused_imports))]
 pub(crate) use kernel_fns;
 
+/// Stores a step's decoded values, converted, at `dst`: all of them, also in the window's last
+/// step when fewer are real, without a branch on how many (a loop over the real ones, or a
+/// masked store through scratch, cost the last step of every window a mispredicted branch or a
+/// stalled reload: most of SSE2's time on mixed data). The extra ones land in slots after the
+/// window's values, whose contents the decoders leave unspecified.
+///
+/// # Safety
+/// `dst` must be valid for writes of `values.len()` values.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[inline(always)]
+pub(crate) unsafe fn store_group<T>(values: &[u64], dst: *mut T, convert: &impl Fn(u64) -> T) {
+    for (i, &value) in values.iter().enumerate() {
+        // SAFETY: `i < values.len()`, which the caller guarantees room for.
+        unsafe { dst.add(i).write(convert(value)) };
+    }
+}
+
 /// Decodes four varints of at most 8 bytes each, one per 64-bit vector lane.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) trait Gather4 {
     /// The varints at the four addresses (a longer one gives a meaningless value).
     ///
@@ -582,6 +601,7 @@ pub(crate) trait Gather4 {
 /// terminator bits give, cut at its terminator and packed in the lanes: no branch on any
 /// varint's length, and the general registers only find the starts. Varints over 8 bytes are
 /// redone one by one afterwards.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) struct InLanes<G>(core::marker::PhantomData<G>);
 
 impl<G: Gather4> WindowDecoder for InLanes<G> {
@@ -607,15 +627,9 @@ impl<G: Gather4> WindowDecoder for InLanes<G> {
             }
             // SAFETY: as above; the caller guarantees the instruction set.
             let values = unsafe { G::decode4(p) };
-            // All four, also in the last step when fewer are real, without a branch on how
-            // many (a loop over the real ones mispredicted its exit once a step, and that was
-            // most of SSE2's time on mixed data): the extra ones land in slots after the
-            // window's values, whose contents the decoders leave unspecified.
-            for (i, &value) in values.iter().enumerate() {
-                // SAFETY: `n < count <= 64` and `n` is a multiple of 4, so `n + i <= 63`, and
-                // `dst` has room for 64 values.
-                unsafe { dst.add(n + i).write(convert(value)) };
-            }
+            // SAFETY: `n < count <= 64` and `n` is a multiple of 4, so the four slots are among
+            // the 64 at `dst`.
+            unsafe { store_group(&values, dst.add(n), &convert) };
             n += 4;
         }
         // SAFETY: forwarded from the caller.

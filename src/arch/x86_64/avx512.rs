@@ -95,22 +95,6 @@ fn image(bytes: &Bytes64) -> __m512i {
 /// then redone one by one.
 pub(crate) struct Vbmi2;
 
-/// Stores the first `N` decoded values of a group, converted, at `dst`: all of them, also when
-/// fewer are real (the window's last group), without a branch on how many (storing fewer,
-/// masked or one by one, cost the last group of every window a mispredicted branch or a
-/// stalled reload). The extra ones land in slots after the window's values, whose contents
-/// the decoders leave unspecified.
-///
-/// # Safety
-/// `dst` must be valid for writes of `N` values.
-#[inline(always)]
-unsafe fn store_values<T, const N: usize>(lanes: &[u64; 8], dst: *mut T, convert: &impl Fn(u64) -> T) {
-    for (i, &value) in lanes.iter().take(N).enumerate() {
-        // SAFETY: `i < N`, and the caller guarantees room for `N`.
-        unsafe { dst.add(i).write(convert(value)) };
-    }
-}
-
 /// Packs the 7-bit groups of each 8-byte lane (bytes past the varint already zero, top bits
 /// included) into a 56-bit value.
 ///
@@ -175,7 +159,7 @@ impl generic::WindowDecoder for Vbmi2 {
                         pack_lanes(_mm512_and_si512(_mm512_maskz_mov_epi8(keep, gathered), payload_bits));
                     _mm512_storeu_si512(lanes.as_mut_ptr() as *mut __m512i, values);
                     // `group < count <= 64` and a multiple of 8: the 8 slots are among the 64.
-                    store_values::<T, 8>(&lanes, dst.add(group), &convert);
+                    generic::store_group(&lanes, dst.add(group), &convert);
                     group += 8;
                 }
                 overflow = generic::redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert);
@@ -207,7 +191,7 @@ impl generic::WindowDecoder for Vbmi2 {
                     let values = _mm512_maskz_compress_epi64(0x55, _mm512_or_si512(halves, high));
                     _mm512_storeu_si512(lanes.as_mut_ptr() as *mut __m512i, values);
                     // `group < count <= 64` and a multiple of 4: the 4 slots are among the 64.
-                    store_values::<T, 4>(&lanes, dst.add(group), &convert);
+                    generic::store_group(&lanes[..4], dst.add(group), &convert);
                     group += 4;
                 }
             }
