@@ -253,6 +253,18 @@ macro_rules! per_backend_count {
     };
 }
 
+/// A reference beside the count and skip kernels, once per distribution.
+macro_rules! per_dist_count {
+    ($item:item) => {
+        #[library_benchmark]
+        #[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_count)]
+        #[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_count)]
+        #[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_count)]
+        #[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_count)]
+        $item
+    };
+}
+
 per_backend_count! {
     fn pbwire_count((payload, kernel): (Vec<u8>, Kernel)) -> (Vec<u8>, usize) {
         let n = kernel.count_varints(black_box(&payload));
@@ -260,14 +272,11 @@ per_backend_count! {
     }
 }
 
-#[library_benchmark]
-#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_count)]
-#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_count)]
-#[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_count)]
-#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_count)]
-fn iter_filter_count((payload, _): (Vec<u8>, Kernel)) -> (Vec<u8>, usize) {
-    let n = black_box(&payload).iter().filter(|&&b| b < 0x80).count();
-    (payload, n)
+per_dist_count! {
+    fn iter_filter_count((payload, _): (Vec<u8>, Kernel)) -> (Vec<u8>, usize) {
+        let n = black_box(&payload).iter().filter(|&&b| b < 0x80).count();
+        (payload, n)
+    }
 }
 
 // The skip kernels skip every varint of the payload; `varint::skip` in a loop beside them.
@@ -279,17 +288,14 @@ per_backend_count! {
     }
 }
 
-#[library_benchmark]
-#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_count)]
-#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_count)]
-#[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_count)]
-#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_count)]
-fn varint_skip_loop((payload, _): (Vec<u8>, Kernel)) -> (Vec<u8>, usize) {
-    let (p, mut pos) = (black_box(&payload), 0);
-    for _ in 0..N {
-        pos += pbwire::varint::skip(&p[pos..]).unwrap();
+per_dist_count! {
+    fn varint_skip_loop((payload, _): (Vec<u8>, Kernel)) -> (Vec<u8>, usize) {
+        let (p, mut pos) = (black_box(&payload), 0);
+        for _ in 0..N {
+            pos += pbwire::varint::skip(&p[pos..]).unwrap();
+        }
+        (payload, pos)
     }
-    (payload, pos)
 }
 
 library_benchmark_group!(name = count_varints; benchmarks = pbwire_count, iter_filter_count);

@@ -50,6 +50,20 @@ struct Bench {
     contenders: Vec<Contender>,
 }
 
+impl Bench {
+    /// A benchmark over `n` values of `dist` (`bytes` of payload).
+    fn per_value(
+        kernel: &'static str,
+        dist: Dist,
+        n: usize,
+        bytes: usize,
+        baseline: &'static str,
+        contenders: Vec<Contender>,
+    ) -> Bench {
+        Bench { kernel, data: dist.name().into(), unit: "value", units: n, bytes, baseline, contenders }
+    }
+}
+
 struct Spec {
     id: String,
     build: Box<dyn Fn() -> Bench>,
@@ -218,15 +232,7 @@ fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
         out.fill(black_box(7));
         last(&out, n)
     }));
-    Bench {
-        kernel: "decode_u64",
-        data: dist.name().into(),
-        unit: "value",
-        units: n,
-        bytes: payload.len(),
-        baseline: PROST_PACKED,
-        contenders: cs,
-    }
+    Bench::per_value("decode_u64", dist, n, payload.len(), PROST_PACKED, cs)
 }
 
 /// Copies of the data in `decode_u64_fresh`: each call decodes the next, so that the branch
@@ -326,15 +332,7 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
             last(&out, n)
         }
     }));
-    Bench {
-        kernel: "decode_u64_fresh",
-        data: dist.name().into(),
-        unit: "value",
-        units: n,
-        bytes,
-        baseline: PROST_PACKED,
-        contenders: cs,
-    }
+    Bench::per_value("decode_u64_fresh", dist, n, bytes, PROST_PACKED, cs)
 }
 
 /// `decode_u32` or `decode_i32` over `FRESH_COPIES` different payloads, one per call, as in
@@ -392,18 +390,17 @@ fn decode_narrow_fresh_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
             }
         }
     }));
-    Bench {
-        kernel: match narrow {
+    Bench::per_value(
+        match narrow {
             Narrow::Uint32 => "decode_u32_fresh",
             Narrow::Int32 => "decode_i32_fresh",
         },
-        data: dist.name().into(),
-        unit: "value",
-        units: n,
+        dist,
+        n,
         bytes,
-        baseline: PROST_PACKED,
-        contenders: cs,
-    }
+        PROST_PACKED,
+        cs,
+    )
 }
 
 fn decode_narrow_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
@@ -536,15 +533,14 @@ fn decode_narrow_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
         out.fill(black_box(7));
         out[n - 1] as u64
     }));
-    Bench {
-        kernel: if narrow == Narrow::Uint32 { "decode_u32" } else { "decode_i32" },
-        data: dist.name().into(),
-        unit: "value",
-        units: n,
-        bytes: payload.len(),
-        baseline: PROST_PACKED,
-        contenders: cs,
-    }
+    Bench::per_value(
+        if narrow == Narrow::Uint32 { "decode_u32" } else { "decode_i32" },
+        dist,
+        n,
+        payload.len(),
+        PROST_PACKED,
+        cs,
+    )
 }
 
 /// `count_varints`, or with `skip` `skip_varints(payload, n)` (the offset after every varint),
@@ -577,15 +573,14 @@ fn count_bench(dist: Dist, n: usize, skip: bool) -> Bench {
             p.iter().filter(|&&b| b < 0x80).count() as u64
         }
     }));
-    Bench {
-        kernel: if skip { "skip_varints" } else { "count_varints" },
-        data: dist.name().into(),
-        unit: "value",
-        units: n,
-        bytes: payload.len(),
+    Bench::per_value(
+        if skip { "skip_varints" } else { "count_varints" },
+        dist,
+        n,
+        payload.len(),
         baseline,
-        contenders: cs,
-    }
+        cs,
+    )
 }
 
 // ------------------------------------------------------------------------------ packed encode
@@ -674,19 +669,18 @@ fn encode_bench(dist: Dist, n: usize, narrow: Option<Narrow>) -> Bench {
         out.copy_from_slice(black_box(&p));
         out[size - 1] as u64
     }));
-    Bench {
-        kernel: match narrow {
+    Bench::per_value(
+        match narrow {
             None => "encode_u64",
             Some(Narrow::Uint32) => "encode_u32",
             Some(Narrow::Int32) => "encode_i32",
         },
-        data: dist.name().into(),
-        unit: "value",
-        units: n,
-        bytes: size,
-        baseline: PROST_ENCODE,
-        contenders: cs,
-    }
+        dist,
+        n,
+        size,
+        PROST_ENCODE,
+        cs,
+    )
 }
 
 // ------------------------------------------------------------------------------ messages
