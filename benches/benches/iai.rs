@@ -1,5 +1,6 @@
 //! Instruction counts and simulated cache misses (callgrind) for pbwire's kernels and prost's,
-//! side by side, on the DESIGN.md distributions at 10,000 values (the scan: 10,000 fields).
+//! side by side, on the DESIGN.md distributions at 10,000 values (the scan: 10,000 fields; the
+//! message decoders: 10,000 records, or 10,000 TradeOrders one at a time).
 //!
 //! ```sh
 //! cargo install --version 0.16.1 iai-callgrind-runner     # once
@@ -17,7 +18,8 @@
 //! benches only. The contenders' functions take the same setup and ignore the backend.
 //! Encoding dispatches; under valgrind it is the AVX2 backend's encoder (the portable encoder
 //! compiled for AVX2 and BMI2): one pbwire row each. Field scanning does not dispatch (the field iterator,
-//! `decode_tag` + `skip_field`, `Reader::skip_next` and `validate`).
+//! `decode_tag` + `skip_field`, `Reader::skip_next` and `validate`), nor do the message decoders
+//! (`Reader` in the generated-code shape of `pbwire_bench::msgs`, beside prost's derive decode).
 
 use std::hint::black_box;
 
@@ -28,8 +30,9 @@ use pbwire::backend::{Backend, Kernel};
 use pbwire::fields::fields;
 use pbwire::wire;
 use pbwire_bench::data::{self, Dist};
-use pbwire_bench::kernels;
+use pbwire_bench::{kernels, msgs};
 use prost::encoding::{DecodeContext, WireType as PW};
+use prost::Message;
 
 /// Values (or fields) per benchmark.
 const N: usize = 10_000;
@@ -436,10 +439,68 @@ name = scan_fields;
 benchmarks = pbwire_fields, pbwire_skip_field, pbwire_reader_skip_next, pbwire_validate, prost_skip_field
 );
 
+// ---- messages: the generated-code-shape `Reader` decoders of the wall benches, N records or
+// N TradeOrders, prost's derive decode beside them.
+fn setup_records() -> Vec<u8> {
+    data::records_message(&data::records(N))
+}
+
+/// The records message and an output with room for every record, allocated outside the
+/// measured function.
+fn setup_records_out() -> (Vec<u8>, Vec<msgs::RecordRef<'static>>) {
+    (setup_records(), Vec::with_capacity(N))
+}
+
+#[library_benchmark]
+#[bench::records(setup = setup_records_out)]
+fn pbwire_records_reader((msg, out): (Vec<u8>, Vec<msgs::RecordRef<'static>>)) -> (Vec<u8>, usize) {
+    // Covariance: the empty output may hold records borrowed from `msg`.
+    let mut out: Vec<msgs::RecordRef<'_>> = out;
+    msgs::reader_records(black_box(&msg), &mut out, msgs::reader_record).unwrap();
+    let n = out.len();
+    drop(out);
+    (msg, n)
+}
+
+#[library_benchmark]
+#[bench::records(setup = setup_records)]
+fn prost_records(msg: Vec<u8>) -> (Vec<u8>, usize) {
+    let n = msgs::ProstRecords::decode(black_box(&msg[..])).unwrap().records.len();
+    (msg, n)
+}
+
+#[library_benchmark]
+#[bench::trade_order()]
+fn pbwire_trade_order_reader() -> u64 {
+    let mut s = 0u64;
+    for _ in 0..N {
+        let m = msgs::reader_trade_order(black_box(&data::TRADE_ORDER)).unwrap();
+        s += m.order_id as u64 + m.sku_count as u64;
+    }
+    s
+}
+
+#[library_benchmark]
+#[bench::trade_order()]
+fn prost_trade_order() -> u64 {
+    let mut s = 0u64;
+    for _ in 0..N {
+        let m = msgs::ProstTradeOrder::decode(black_box(&data::TRADE_ORDER[..])).unwrap();
+        s += m.order_id as u64 + m.sku_ids.len() as u64;
+    }
+    s
+}
+
+library_benchmark_group!(
+name = messages;
+benchmarks = pbwire_records_reader, prost_records, pbwire_trade_order_reader, prost_trade_order
+);
+
 main!(
 config = LibraryBenchmarkConfig::default().tool(
     Callgrind::with_args(["--cache-sim=yes", "--I1=32768,8,64", "--D1=49152,12,64", "--LL=2097152,16,64"])
         .format([CallgrindMetrics::Default, CallgrindMetrics::CacheMisses])
 );
-library_benchmark_groups = decode_u64, decode_32, count_varints, skip_varints, encode_u64, encode_32, scan_fields
+library_benchmark_groups = decode_u64, decode_32, count_varints, skip_varints, encode_u64, encode_32, scan_fields,
+    messages
 );
