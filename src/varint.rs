@@ -40,14 +40,15 @@ pub(crate) const fn compress_7bit_groups(word: u64) -> u64 {
 }
 
 /// Decodes the varint at the start of `bytes`, which holds at least the ten bytes a varint can
-/// span (bytes after the varint are ignored).
+/// span (bytes after the varint are ignored), as a `(value, length)` pair where length 0 means
+/// overflow (see `decode_multi` for why a pair).
 ///
 /// Up to eight bytes: one word, a trailing-zero count for the terminator, no branch on the
 /// length. Nine and ten bytes take a second branch. (A variant that folded bytes 8 and 9 in
 /// with masks instead was measured slower on `u32-mixed` data, faster on `u64-mixed`: the
 /// longer dependency chain costs every value, the branch only the long ones.)
 #[inline(always)]
-pub(crate) fn decode_from_10(bytes: &[u8; 10]) -> Result<(u64, usize)> {
+fn decode_from_10(bytes: &[u8; 10]) -> (u64, usize) {
     let mut low = [0u8; 8];
     low.copy_from_slice(&bytes[..8]);
     let word = u64::from_le_bytes(low);
@@ -56,39 +57,43 @@ pub(crate) fn decode_from_10(bytes: &[u8; 10]) -> Result<(u64, usize)> {
         // Bits up to and including the first terminator's (clear) top bit.
         let keep = stops ^ (stops - 1);
         let len = (stops.trailing_zeros() as usize + 1) / 8;
-        return Ok((compress_7bit_groups(word & keep), len));
+        return (compress_7bit_groups(word & keep), len);
     }
     let low56 = compress_7bit_groups(word);
     let b8 = bytes[8];
     if b8 < 0x80 {
-        return Ok((low56 | (b8 as u64) << 56, 9));
+        return (low56 | (b8 as u64) << 56, 9);
     }
     let b9 = bytes[9];
     if b9 > 1 {
-        return Err(overflow());
+        return (OVERFLOWED, 0);
     }
-    Ok((low56 | ((b8 & 0x7f) as u64) << 56 | (b9 as u64) << 63, 10))
+    (low56 | ((b8 & 0x7f) as u64) << 56 | (b9 as u64) << 63, 10)
 }
 
-/// The overflow error, out of the hot path.
-#[cold]
-#[inline(never)]
-fn overflow() -> Error {
-    Error::new(ErrorKind::VarintOverflow, 0)
+/// The value half of a failed `(value, 0)` pair: which error it was.
+const TRUNCATED: u64 = 0;
+const OVERFLOWED: u64 = 1;
+
+/// The error a failed `(value, 0)` pair stands for, at offset 0.
+#[inline(always)]
+fn pair_error(kind: u64) -> Error {
+    Error::new(if kind == TRUNCATED { ErrorKind::Truncated } else { ErrorKind::VarintOverflow }, 0)
 }
 
 /// The path for fewer than ten readable bytes (the end of every message): byte at a time, at
-/// most nine bytes, so no shift overflows and there is no tenth byte to check.
+/// most nine bytes, so no shift overflows and there is no tenth byte to check. A pair as
+/// `decode_from_10` gives; length 0 is truncated.
 #[inline(never)]
-fn decode_short(buf: &[u8]) -> Result<(u64, usize)> {
+fn decode_short(buf: &[u8]) -> (u64, usize) {
     let mut value = 0u64;
     for (i, &b) in buf.iter().enumerate().take(MAX_LEN - 1) {
         value |= ((b & 0x7f) as u64) << (7 * i);
         if b < 0x80 {
-            return Ok((value, i + 1));
+            return (value, i + 1);
         }
     }
-    Err(Error::new(ErrorKind::Truncated, 0))
+    (TRUNCATED, 0)
 }
 
 /// Decodes a varint from the start of `buf`: the value and the number of bytes it took.
@@ -113,29 +118,24 @@ pub fn decode_u64(buf: &[u8]) -> Result<(u64, usize)> {
         }
     }
     match decode_multi(buf) {
-        (kind, 0) => {
-            Err(Error::new(if kind == 0 { ErrorKind::Truncated } else { ErrorKind::VarintOverflow }, 0))
-        }
+        (kind, 0) => Err(pair_error(kind)),
         (value, len) => Ok((value, len)),
     }
 }
 
 /// The multi-byte path of [`decode_u64`] (also correct for one-byte input): while ten bytes
 /// remain, one unaligned word load and a trailing-zero count; otherwise the byte loop. An error
-/// is length 0, with 0 (truncated) or 1 (overflow) for the value, so that the pair comes back
+/// is length 0, with `TRUNCATED` or `OVERFLOWED` for the value, so that the pair comes back
 /// in two registers and the caller builds the error without another call: a `Result` comes
 /// back through memory, a store and a reload on a decode loop's chain from one varint's
-/// position to the next.
+/// position to the next. (The pieces return pairs too: converting a `Result` here was compiled
+/// into the same store and reload inside this function.)
 #[inline(never)]
 fn decode_multi(buf: &[u8]) -> (u64, usize) {
-    let result = match buf.first_chunk::<MAX_LEN>() {
+    match buf.first_chunk::<MAX_LEN>() {
         Some(head) => decode_from_10(head),
-        // Also the empty slice: the loop does not run, and the result is `Truncated`.
+        // Also the empty slice: the loop does not run, and the result is truncated.
         None => decode_short(buf),
-    };
-    match result {
-        Ok(pair) => pair,
-        Err(e) => ((e.kind() != ErrorKind::Truncated) as u64, 0),
     }
 }
 
@@ -153,7 +153,10 @@ pub unsafe fn decode_u64_unchecked(ptr: *const u8) -> Result<(u64, usize)> {
     if bytes[0] < 0x80 {
         return Ok((bytes[0] as u64, 1));
     }
-    decode_from_10(bytes)
+    match decode_from_10(bytes) {
+        (kind, 0) => Err(pair_error(kind)),
+        pair => Ok(pair),
+    }
 }
 
 /// Decodes a `uint32` (the low 32 bits of the varint, as Google's parsers do).
