@@ -893,6 +893,14 @@ fn specs(quick: bool) -> Vec<Spec> {
             add(format!("decode_u64/{}/{n}", dist.name()), Box::new(move || decode_u64_bench(dist, n)));
         }
     }
+    // Short payloads, as packed fields inside messages usually are: where a bulk kernel's fixed
+    // cost decides (the dispatched entry points hand payloads below `SMALL_PAYLOAD` bytes to
+    // the scalar reference; the Kernel rows show each backend on its own).
+    for &dist in &Dist::ALL {
+        for n in data::SHORT_SIZES {
+            add(format!("decode_u64/{}/{n}", dist.name()), Box::new(move || decode_u64_bench(dist, n)));
+        }
+    }
     for &dist in &Dist::ALL {
         let n = 10_000;
         add(

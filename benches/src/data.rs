@@ -108,6 +108,8 @@ impl Narrow {
 
 /// Benchmark sizes in values: call overhead, L1/L2, memory.
 pub const SIZES: [usize; 3] = [100, 10_000, 1_000_000];
+/// Short packed payloads (values), where a bulk kernel's fixed cost outweighs its speed.
+pub const SHORT_SIZES: [usize; 4] = [4, 8, 16, 32];
 
 /// The smallest and largest value whose varint is `len` bytes (1..=10).
 fn len_range(len: u32) -> (u64, u64) {

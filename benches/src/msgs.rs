@@ -279,8 +279,8 @@ pub fn pbwire_trade_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, DecodeError> 
 }
 
 /// One TradeOrder the way generated code reads it, with [`Reader`]: a nested reader for the
-/// buyer, the packed ids decoded in bulk with `packed::decode_u32` when the payload is longer
-/// than 16 bytes and inline otherwise (an unpacked id appended).
+/// buyer, the packed ids decoded in bulk with `packed::decode_u32` (which decodes a short
+/// payload such as this one's with the scalar reference), an unpacked id appended.
 #[inline]
 pub fn reader_trade_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, pbwire::Error> {
     let mut m = TradeOrderRef::default();
@@ -300,20 +300,7 @@ pub fn reader_trade_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, pbwire::Error
             }
             0x1a => {
                 let payload = r.read_bytes()?;
-                if payload.len() <= 16 {
-                    // A short packed payload is read inline: a bulk kernel's call and setup
-                    // cost more than a few varints (the result is the same).
-                    let mut p = Reader::new(payload);
-                    while !p.is_empty() {
-                        let Some(slot) = m.sku_ids.get_mut(m.sku_count) else {
-                            return Err(pbwire::Error::new(pbwire::ErrorKind::OutputTooSmall, p.position()));
-                        };
-                        *slot = p.read_u32()?;
-                        m.sku_count += 1;
-                    }
-                } else {
-                    m.sku_count += pbwire::packed::decode_u32(payload, &mut m.sku_ids[m.sku_count..])?;
-                }
+                m.sku_count += pbwire::packed::decode_u32(payload, &mut m.sku_ids[m.sku_count..])?;
             }
             0x18 if m.sku_count < MAX_SKUS => {
                 m.sku_ids[m.sku_count] = r.read_u32()?;

@@ -44,23 +44,23 @@ pub fn skip_varints(payload: &[u8], n: usize) -> Result<usize> {
     Ok(pos)
 }
 
-fn decode_u64(payload: super::Payload, out: &mut [u64]) -> Result<usize> {
+pub(crate) fn decode_u64(payload: super::Payload, out: &mut [u64]) -> Result<usize> {
     decode_varints(payload.bytes(), out, |v| v)
 }
 
-fn decode_u32(payload: super::Payload, out: &mut [u32]) -> Result<usize> {
+pub(crate) fn decode_u32(payload: super::Payload, out: &mut [u32]) -> Result<usize> {
     decode_varints(payload.bytes(), out, |v| v as u32)
 }
 
-fn decode_sint64(payload: super::Payload, out: &mut [i64]) -> Result<usize> {
+pub(crate) fn decode_sint64(payload: super::Payload, out: &mut [i64]) -> Result<usize> {
     decode_varints(payload.bytes(), out, varint::zigzag_decode_64)
 }
 
-fn decode_sint32(payload: super::Payload, out: &mut [i32]) -> Result<usize> {
+pub(crate) fn decode_sint32(payload: super::Payload, out: &mut [i32]) -> Result<usize> {
     decode_varints(payload.bytes(), out, |v| varint::zigzag_decode_32(v as u32))
 }
 
-fn decode_bool(payload: super::Payload, out: &mut [bool]) -> Result<usize> {
+pub(crate) fn decode_bool(payload: super::Payload, out: &mut [bool]) -> Result<usize> {
     decode_varints(payload.bytes(), out, |v| v != 0)
 }
 
