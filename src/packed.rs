@@ -202,15 +202,18 @@ fn encode_block_64<B: Block32>(v: &[u64; BLOCK], dst: &mut [u8]) -> Option<usize
     Some(bytes)
 }
 
-/// Packed payloads shorter than this (one SIMD window) are decoded by the scalar reference,
-/// not the dispatched kernel. Below a window a SIMD kernel decodes from a zero-padded stack copy
-/// and, when the output has room for fewer than 64 values, into a spill buffer: a fixed cost of
-/// about 30 ns (AVX2) to 50 ns (AVX-512) here, more than the reference takes for the few varints
-/// such a payload holds, and short packed fields are the common case inside messages. Measured
-/// with `cargo bench -p pbwire-bench --bench wall -- decode_u64/ /16$` (and `/4$`, `/8$`): at 16
-/// `u32-mixed` values (about 45 bytes) the reference takes 2.7 ns/value, AVX2 2.4 and AVX-512
-/// 3.3; at 4 one-byte values 1.9 against 7.5 and 12. A [`crate::backend::Kernel`] always runs
-/// its own backend, whatever the length.
+/// Packed payloads shorter than this (one SIMD window) are decoded and skipped by the scalar
+/// reference, not the dispatched kernel. Below a window a SIMD decoder works from a zero-padded
+/// stack copy and, when the output has room for fewer than 64 values, into a spill buffer: a
+/// fixed cost of about 30 ns (AVX2) to 50 ns (AVX-512) here, more than the reference takes for
+/// the few varints such a payload holds, and short packed fields are the common case inside
+/// messages. Measured with `cargo bench -p pbwire-bench --bench wall -- decode_u64/ /16$` (and
+/// `/4$`, `/8$`, `/32$`): at 16 `u32-mixed` values (about 45 bytes) the reference takes 2.7
+/// ns/value, AVX2 2.4 and AVX-512 3.3; at 4 one-byte values 1.9 against 7.5 and 12; at 32
+/// `u32-mixed` values (about 87 bytes) 2.8 against 1.5 and 2.5. `skip_varints` below a window
+/// runs its reference on the tail anyway, after a SIMD check that costs more than it saves (8
+/// one-byte values: 1.0 against 1.4 ns/value). `count_varints` has no such cost and always
+/// dispatches. A [`crate::backend::Kernel`] always runs its own backend, whatever the length.
 const SMALL_PAYLOAD: usize = 64;
 
 macro_rules! varint_type {
@@ -445,6 +448,9 @@ pub fn count_varints(payload: &[u8]) -> usize {
 /// ```
 #[inline]
 pub fn skip_varints(payload: &[u8], n: usize) -> Result<usize> {
+    if payload.len() < SMALL_PAYLOAD {
+        return crate::arch::scalar::skip_varints(payload, n);
+    }
     let fns = crate::backend::active();
     // SAFETY: `active` hands out only a table the CPU supports.
     unsafe { (fns.skip_varints)(payload, n) }

@@ -273,11 +273,11 @@ fn dispatched_agrees<T: Copy + Default + PartialEq>(
     result == want_result && result.map_or(true, |n| got[..n] == want[..n])
 }
 
-/// The dispatched decoders hand payloads shorter than one SIMD window to the reference and longer
-/// ones to the detected backend: every type agrees with the reference on both sides of that
-/// length, with the output exactly full and one short.
+/// The dispatched decoders and `skip_varints` hand payloads shorter than one SIMD window to the
+/// reference and longer ones to the detected backend: every type agrees with the reference on
+/// both sides of that length, with the output exactly full and one short.
 #[test]
-fn the_dispatched_decoders_agree_across_the_short_payload_cutoff() {
+fn the_dispatched_decoders_and_skip_agree_across_the_short_payload_cutoff() {
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let payload: Vec<u8> = (0..200)
         .map(|_| {
@@ -301,6 +301,13 @@ fn the_dispatched_decoders_agree_across_the_short_payload_cutoff() {
                     && dispatched_agrees(payload, capacity, packed::decode_sint32, Kernel::decode_sint32)
                     && dispatched_agrees(payload, capacity, packed::decode_bool, Kernel::decode_bool),
                 "len {len} capacity {capacity}"
+            );
+        }
+        for n in 0..=count + 1 {
+            assert_eq!(
+                packed::skip_varints(payload, n),
+                reference().skip_varints(payload, n),
+                "len {len} n {n}"
             );
         }
     }

@@ -920,7 +920,7 @@ fn specs(quick: bool) -> Vec<Spec> {
         }
     }
     for &dist in &Dist::ALL {
-        for &n in sizes {
+        for &n in data::SHORT_SIZES.iter().chain(sizes) {
             add(format!("count_varints/{}/{n}", dist.name()), Box::new(move || count_bench(dist, n, false)));
             add(format!("skip_varints/{}/{n}", dist.name()), Box::new(move || count_bench(dist, n, true)));
         }
