@@ -276,10 +276,8 @@ impl<'a> Reader<'a> {
     pub fn skip_next(&mut self) -> Result<Tag> {
         if let Some(w) = wire::window(self.buf, self.pos) {
             if let Some(f) = wire::fast_field(w, self.buf.len() - self.pos) {
-                if let Ok(tag) = Tag::from_raw(f.raw) {
-                    self.pos += f.end;
-                    return Ok(tag);
-                }
+                self.pos += f.end;
+                return Ok(Tag::from_fast_raw(f.raw));
             }
         }
         self.skip_next_reference()

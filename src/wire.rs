@@ -83,6 +83,20 @@ impl Tag {
         }
     }
 
+    /// The tag of a raw value that [`fast_field`] accepted (field number at least 1, wire type
+    /// 0, 1, 2 or 5), without checking it again: the scan loops' chain is this short.
+    #[inline(always)]
+    pub(crate) const fn from_fast_raw(raw: u32) -> Tag {
+        debug_assert!(raw >= 8 && matches!(raw & 7, 0 | 1 | 2 | 5));
+        let wire_type = match raw & 7 {
+            0 => WireType::Varint,
+            1 => WireType::I64,
+            2 => WireType::Len,
+            _ => WireType::I32,
+        };
+        Tag { field: raw >> 3, wire_type }
+    }
+
     /// The field number, 1..=[`MAX_FIELD_NUMBER`].
     #[inline]
     pub const fn field(self) -> u32 {

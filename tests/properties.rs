@@ -413,7 +413,14 @@ fn scanning_fast_paths_equal_the_byte_at_a_time_field_oracle() {
                         let at = pos + n;
                         wire::skip_field(tag, &msg[at..]).map(|m| at + m).map_err(|e| e.shifted(at))
                     });
-                let by_reader = skipper.skip_next().map(|_| skipper.position());
+                let reader_tag = skipper.skip_next();
+                let by_reader = reader_tag.map(|_| skipper.position());
+                // And skip_next returns the tag decode_tag reads.
+                if let Ok(tag) = reader_tag {
+                    if wire::decode_tag(&msg[pos..]).map(|(t, _)| t) != Ok(tag) {
+                        return false;
+                    }
+                }
                 // (An end-group tag is an error at the tag for the iterator, after it for
                 // `skip_field`, which starts after the tag: compare kinds for errors.)
                 let end = item.map(|f| f.end);
