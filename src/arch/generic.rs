@@ -28,6 +28,20 @@ pub(crate) trait Vector: Copy {
     /// Bit `i` is set when byte `i` is a terminator above 1 (`0x02..=0x7f`), which cannot be
     /// the last byte of a 10-byte varint; bits from `BYTES` up are zero.
     fn above_one_bits(self) -> u64;
+
+    /// Copies the `len` bytes at `src` (fewer than a window and its margin) to the start of
+    /// `dst`, the decoders' padded tail window, reading nothing past them; the bytes of `dst`
+    /// after them may keep what they held. By default a `memcpy`.
+    ///
+    /// # Safety
+    /// `src` must be valid for reads of `len` bytes, `len < WINDOW + 16`, and the CPU must
+    /// support the instruction set of the implementation.
+    #[inline(always)]
+    unsafe fn copy_tail(src: *const u8, len: usize, dst: &mut [u8; WINDOW + 16]) {
+        // SAFETY: `len` readable bytes at `src` (the caller), `len <= dst.len()`, and `dst` is
+        // a distinct stack buffer.
+        unsafe { core::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), len) }
+    }
 }
 
 /// Packs the low seven bits of each byte of a word (the bytes of one varint, already cut at its
@@ -176,7 +190,7 @@ fn finish<T>(
 /// The window the block kernel works on: 64 input bytes, whatever the vector width, so that a
 /// mixed window holds enough varints to make the one unpredictable branch per window (the end
 /// of the varint loop) cheap per varint.
-const WINDOW: usize = 64;
+pub(crate) const WINDOW: usize = 64;
 
 /// Bit `i` set when bits `i..i + 8` of `carry` (continuation bits) are all set: eight
 /// continuation bytes in a row from byte `i`.
@@ -337,7 +351,8 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
             // SAFETY: `pos < payload.len()`.
             unsafe { src.add(pos) }
         } else {
-            padded[..left].copy_from_slice(&payload[pos..]);
+            // SAFETY: `left` payload bytes at `src + pos`, and `left < WINDOW + 16` here.
+            unsafe { V::copy_tail(src.add(pos), left, &mut padded) };
             padded.as_ptr()
         };
         // SAFETY: 80 readable bytes at `base`: `pos + 80 <= len + slop`, or `padded`; the caller

@@ -4,7 +4,7 @@
 
 use crate::arch::generic::{self, Compress};
 use core::arch::x86_64::{
-    __m512i, _mm512_add_epi8, _mm512_and_si512, _mm512_bsrli_epi128, _mm512_cmpgt_epi8_mask,
+    __m128i, __m512i, _bzhi_u64, _mm512_maskz_loadu_epi8, _mm_maskz_loadu_epi8, _mm_storeu_si128, _mm512_add_epi8, _mm512_and_si512, _mm512_bsrli_epi128, _mm512_cmpgt_epi8_mask,
     _mm512_cmpgt_epu8_mask, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_maddubs_epi16,
     _mm512_maskz_compress_epi64, _mm512_maskz_compress_epi8, _mm512_maskz_mov_epi8, _mm512_movepi8_mask,
     _mm512_or_si512, _mm512_permutexvar_epi8, _mm512_set1_epi64, _mm512_set1_epi8, _mm512_slli_epi64,
@@ -34,6 +34,26 @@ impl generic::Vector for Avx512 {
         // A signed compare: continuation bytes are negative.
         // SAFETY: only instantiated inside functions compiled with AVX-512BW enabled.
         unsafe { _mm512_cmpgt_epi8_mask(self.0, _mm512_set1_epi8(1)) }
+    }
+
+    /// Two byte-masked loads and two whole stores instead of a `memcpy` call: no call (which
+    /// also spilled the decoder's constant registers around it), and the window's later
+    /// 64-byte load reads one 64-byte store, which the CPU can forward.
+    #[inline(always)]
+    unsafe fn copy_tail(src: *const u8, len: usize, dst: &mut [u8; generic::WINDOW + 16]) {
+        let head = len.min(64);
+        // SAFETY: AVX-512BW/VL and BMI2 (the caller). A masked load reads only the bytes its
+        // mask selects, the first `head` and then the `len - head` after them, all within the
+        // `len` readable at `src`; a lane with its mask bit clear is not accessed (so the
+        // second load, with an empty mask when `len <= 64`, reads nothing). The stores write
+        // bytes 0..64 and 64..80 of `dst`.
+        unsafe {
+            let low = _mm512_maskz_loadu_epi8(_bzhi_u64(u64::MAX, head as u32), src as *const i8);
+            _mm512_storeu_si512(dst.as_mut_ptr() as *mut __m512i, low);
+            let high_mask = _bzhi_u64(u64::MAX, (len - head) as u32) as u16;
+            let high = _mm_maskz_loadu_epi8(high_mask, src.wrapping_add(64) as *const i8);
+            _mm_storeu_si128(dst.as_mut_ptr().add(64) as *mut __m128i, high);
+        }
     }
 }
 
