@@ -397,6 +397,10 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
         n += written;
         pos += consumed;
     }
+    if pos == payload.len() {
+        // Every varint ended in a window (the usual case): no call into the reference.
+        return Ok(n);
+    }
     finish(payload, out, pos, n, convert)
 }
 

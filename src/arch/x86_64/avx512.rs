@@ -4,11 +4,12 @@
 
 use crate::arch::generic::{self, Compress};
 use core::arch::x86_64::{
-    __m128i, __m512i, _bzhi_u64, _mm512_maskz_loadu_epi8, _mm_maskz_loadu_epi8, _mm_storeu_si128, _mm512_add_epi8, _mm512_and_si512, _mm512_bsrli_epi128, _mm512_cmpgt_epi8_mask,
-    _mm512_cmpgt_epu8_mask, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_maddubs_epi16,
-    _mm512_maskz_compress_epi64, _mm512_maskz_compress_epi8, _mm512_maskz_mov_epi8, _mm512_movepi8_mask,
-    _mm512_or_si512, _mm512_permutexvar_epi8, _mm512_set1_epi64, _mm512_set1_epi8, _mm512_slli_epi64,
-    _mm512_srli_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi64, _mm512_testn_epi8_mask,
+    __m128i, __m512i, _bzhi_u64, _mm512_add_epi8, _mm512_and_si512, _mm512_bsrli_epi128,
+    _mm512_cmpgt_epi8_mask, _mm512_cmpgt_epu8_mask, _mm512_loadu_si512, _mm512_madd_epi16,
+    _mm512_maddubs_epi16, _mm512_maskz_compress_epi64, _mm512_maskz_compress_epi8, _mm512_maskz_loadu_epi8,
+    _mm512_maskz_mov_epi8, _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutexvar_epi8, _mm512_set1_epi64,
+    _mm512_set1_epi8, _mm512_slli_epi64, _mm512_srli_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi64,
+    _mm512_testn_epi8_mask, _mm_maskz_loadu_epi8, _mm_storeu_si128,
 };
 
 #[derive(Clone, Copy)]
