@@ -414,6 +414,41 @@ mod tests {
         }
     }
 
+    /// Every buffer shorter than ten bytes (the out-of-line short path) against the naive
+    /// decoder: all of length 0..=4 over bytes chosen around the continuation bit, and
+    /// pseudo-random ones of length 5..=9, continuation-heavy so that long varints and
+    /// truncation both occur.
+    #[test]
+    fn short_buffers_match_naive() {
+        const BYTES: [u8; 6] = [0x00, 0x01, 0x7f, 0x80, 0x81, 0xff];
+        for len in 0..=4u32 {
+            for mut k in 0..BYTES.len().pow(len) {
+                let mut buf = [0u8; 4];
+                for b in buf.iter_mut().take(len as usize) {
+                    *b = BYTES[k % BYTES.len()];
+                    k /= BYTES.len();
+                }
+                let buf = &buf[..len as usize];
+                assert_eq!(decode_u64(buf), decode_naive(buf), "{buf:02x?}");
+            }
+        }
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for len in 5..=9 {
+            for _ in 0..20_000 {
+                let mut buf = [0u8; 9];
+                for b in buf.iter_mut() {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    // A terminator one byte in eight.
+                    *b = (seed as u8) | if seed >> 61 == 0 { 0 } else { 0x80 };
+                }
+                let buf = &buf[..len];
+                assert_eq!(decode_u64(buf), decode_naive(buf), "{buf:02x?}");
+            }
+        }
+    }
+
     #[test]
     fn short_encode_buffer() {
         let mut out = [0u8; 2];
