@@ -2,7 +2,9 @@
 //!
 //! Decoders write into a caller's `&mut [T]` and return how many elements they wrote; size the
 //! output with [`count_varints`] (varint types) or `payload.len() / 4` or `/ 8` (fixed types).
-//! With the `alloc` feature, the `extend_*` functions append to a `Vec`, allocating once.
+//! With the `alloc` feature, the `extend_*` functions append to a `Vec`, allocating once (room
+//! for one value per terminator byte, or for a payload under 64 bytes one per byte, so that a
+//! short field needs no count pass: such a vector may keep up to 63 spare slots).
 //! Encoders write the payload only (no tag, no length prefix); the `encoded_len_*` functions
 //! give its size, for the length prefix and to size the output.
 //!
@@ -411,9 +413,15 @@ fn encode_varint_type<V: VarintType, B: Block32>(values: &[V::Elem], out: &mut [
 #[cfg(feature = "alloc")]
 fn extend_varint_type<V: VarintType>(payload: &[u8], vec: &mut alloc::vec::Vec<V::Elem>) -> Result<usize> {
     // One slot per terminator, plus one for a final element that never terminates, so that
-    // such a payload reports Truncated rather than running out of room.
-    let unterminated = matches!(payload.last(), Some(&b) if b >= 0x80);
-    let room = count_varints(payload) + unterminated as usize;
+    // such a payload reports Truncated rather than running out of room. A payload shorter
+    // than the cut-off gets one slot per byte instead (an upper bound, at most 63 spare
+    // slots): no count pass for a short field.
+    let room = if payload.len() < SMALL_PAYLOAD {
+        payload.len()
+    } else {
+        let unterminated = matches!(payload.last(), Some(&b) if b >= 0x80);
+        count_varints(payload) + unterminated as usize
+    };
     let old_len = vec.len();
     vec.resize(old_len + room, V::Elem::default());
     let result = decode_varint_type::<V>(payload, &mut vec[old_len..]);

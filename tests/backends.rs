@@ -313,6 +313,57 @@ fn the_dispatched_decoders_and_skip_agree_across_the_short_payload_cutoff() {
     }
 }
 
+/// One `packed::extend_*` against the reference decode with room for every varint: the same
+/// result, the values appended after what the vector held, and the vector unchanged on error.
+#[cfg(feature = "alloc")]
+fn extend_agrees<T: Copy + Default + PartialEq + core::fmt::Debug>(
+    payload: &[u8],
+    extend: fn(&[u8], &mut Vec<T>) -> Result<usize>,
+    reference_decode: fn(&Kernel, &[u8], &mut [T]) -> Result<usize>,
+) -> bool {
+    let mut want = vec![T::default(); payload.len()];
+    let want_result = reference_decode(&reference(), payload, &mut want);
+    let mut got = vec![T::default(); 3];
+    let result = extend(payload, &mut got);
+    let expected: Vec<T> = match want_result {
+        Ok(n) => [&[T::default(); 3][..], &want[..n]].concat(),
+        Err(_) => vec![T::default(); 3],
+    };
+    result == want_result && got == expected
+}
+
+/// `packed::extend_*` on both sides of the short-payload cut-off (a stack array under 64
+/// bytes, count-then-decode above): every type, every length 0..=200.
+#[cfg(feature = "alloc")]
+#[test]
+fn extend_agrees_with_the_reference_across_the_short_payload_cutoff() {
+    let mut seed = 0x0123_4567_89ab_cdefu64;
+    let mut payload: Vec<u8> = (0..200)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // A continuation bit on about one byte in four.
+            (seed as u8 & 0x7f) | ((seed >> 8) as u8 & (seed >> 16) as u8 & 0x80)
+        })
+        .collect();
+    // Errors too: an overflowing varint at byte 150.
+    payload[150..161].fill(0xff);
+    for len in 0..=payload.len() {
+        let p = &payload[..len];
+        assert!(
+            extend_agrees(p, packed::extend_u64, Kernel::decode_u64)
+                && extend_agrees(p, packed::extend_u32, Kernel::decode_u32)
+                && extend_agrees(p, packed::extend_i64, Kernel::decode_i64)
+                && extend_agrees(p, packed::extend_i32, Kernel::decode_i32)
+                && extend_agrees(p, packed::extend_sint64, Kernel::decode_sint64)
+                && extend_agrees(p, packed::extend_sint32, Kernel::decode_sint32)
+                && extend_agrees(p, packed::extend_bool, Kernel::decode_bool),
+            "len {len}"
+        );
+    }
+}
+
 #[test]
 fn the_dispatched_entry_points_are_the_detected_backend() {
     check(
