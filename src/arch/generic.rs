@@ -42,6 +42,19 @@ pub(crate) trait Vector: Copy {
         // a distinct stack buffer.
         unsafe { core::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), len) }
     }
+
+    /// Copies `bytes` initialised bytes from `src` to `dst` (a window's values, from the spill
+    /// buffer to the output when it had room for fewer than 64), reading and writing nothing
+    /// past them. By default a `memcpy`.
+    ///
+    /// # Safety
+    /// `src` must be valid for reads and `dst` for writes of `bytes` bytes, the two distinct,
+    /// and the CPU must support the instruction set of the implementation.
+    #[inline(always)]
+    unsafe fn copy_out(src: *const u8, dst: *mut u8, bytes: usize) {
+        // SAFETY: forwarded from the caller.
+        unsafe { core::ptr::copy_nonoverlapping(src, dst, bytes) }
+    }
 }
 
 /// Packs the low seven bits of each byte of a word (the bytes of one varint, already cut at its
@@ -392,7 +405,9 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
         if room < WINDOW {
             // SAFETY: the decoder initialised `spill[..written]`, and `written <= room`; the
             // two buffers are distinct.
-            unsafe { core::ptr::copy_nonoverlapping(to, dst.add(n), written) };
+            unsafe {
+                V::copy_out(to as *const u8, dst.add(n) as *mut u8, written * core::mem::size_of::<T>())
+            };
         }
         n += written;
         pos += consumed;

@@ -6,10 +6,11 @@ use crate::arch::generic::{self, Compress};
 use core::arch::x86_64::{
     __m128i, __m512i, _bzhi_u64, _mm512_add_epi8, _mm512_and_si512, _mm512_bsrli_epi128,
     _mm512_cmpgt_epi8_mask, _mm512_cmpgt_epu8_mask, _mm512_loadu_si512, _mm512_madd_epi16,
-    _mm512_maddubs_epi16, _mm512_maskz_compress_epi64, _mm512_maskz_compress_epi8, _mm512_maskz_loadu_epi8,
-    _mm512_maskz_mov_epi8, _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutexvar_epi8, _mm512_set1_epi64,
-    _mm512_set1_epi8, _mm512_slli_epi64, _mm512_srli_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi64,
-    _mm512_testn_epi8_mask, _mm_maskz_loadu_epi8, _mm_storeu_si128,
+    _mm512_maddubs_epi16, _mm512_mask_storeu_epi8, _mm512_maskz_compress_epi64, _mm512_maskz_compress_epi8,
+    _mm512_maskz_loadu_epi8, _mm512_maskz_mov_epi8, _mm512_movepi8_mask, _mm512_or_si512,
+    _mm512_permutexvar_epi8, _mm512_set1_epi64, _mm512_set1_epi8, _mm512_slli_epi64, _mm512_srli_epi64,
+    _mm512_storeu_si512, _mm512_ternarylogic_epi64, _mm512_testn_epi8_mask, _mm_maskz_loadu_epi8,
+    _mm_storeu_si128,
 };
 
 #[derive(Clone, Copy)]
@@ -54,6 +55,23 @@ impl generic::Vector for Avx512 {
             let high_mask = _bzhi_u64(u64::MAX, (len - head) as u32) as u16;
             let high = _mm_maskz_loadu_epi8(high_mask, src.wrapping_add(64) as *const i8);
             _mm_storeu_si128(dst.as_mut_ptr().add(64) as *mut __m128i, high);
+        }
+    }
+
+    /// 64 bytes a step, the last step byte-masked: no `memcpy` call (see `copy_tail`).
+    #[inline(always)]
+    unsafe fn copy_out(src: *const u8, dst: *mut u8, bytes: usize) {
+        let mut at = 0;
+        while at < bytes {
+            // SAFETY: AVX-512BW and BMI2 (the caller); the mask selects bytes `at..bytes` at
+            // most, all within the `bytes` readable at `src` and writable at `dst`, and
+            // masked-off lanes are neither read nor written.
+            unsafe {
+                let mask = _bzhi_u64(u64::MAX, (bytes - at).min(64) as u32);
+                let chunk = _mm512_maskz_loadu_epi8(mask, src.add(at) as *const i8);
+                _mm512_mask_storeu_epi8(dst.add(at) as *mut i8, mask, chunk);
+            }
+            at += 64;
         }
     }
 }
