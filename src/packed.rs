@@ -206,16 +206,18 @@ fn encode_block_64<B: Block32>(v: &[u64; BLOCK], dst: &mut [u8]) -> Option<usize
 
 /// Packed payloads shorter than this (one SIMD window) are decoded and skipped by the scalar
 /// reference, not the dispatched kernel. Below a window a SIMD decoder works from a zero-padded
-/// stack copy and, when the output has room for fewer than 64 values, into a spill buffer: a
-/// fixed cost of about 30 ns (AVX2) to 50 ns (AVX-512) here, more than the reference takes for
-/// the few varints such a payload holds, and short packed fields are the common case inside
-/// messages. Measured with `cargo bench -p pbwire-bench --bench wall -- decode_u64/ /16$` (and
-/// `/4$`, `/8$`, `/32$`): at 16 `u32-mixed` values (about 45 bytes) the reference takes 2.7
-/// ns/value, AVX2 2.4 and AVX-512 3.3; at 4 one-byte values 1.9 against 7.5 and 12; at 32
-/// `u32-mixed` values (about 87 bytes) 2.8 against 1.5 and 2.5. `skip_varints` below a window
-/// runs its reference on the tail anyway, after a SIMD check that costs more than it saves (8
-/// one-byte values: 1.0 against 1.4 ns/value). `count_varints` has no such cost and always
-/// dispatches. A [`crate::backend::Kernel`] always runs its own backend, whatever the length.
+/// stack copy and, when the output has room for fewer than 64 values, through a spill buffer: a
+/// fixed cost of about 25 ns here (AVX2 and AVX-512), more than the reference takes for the few
+/// varints such a payload holds, and short packed fields are the common case inside messages.
+/// Measured with `cargo bench -p pbwire-bench --bench wall -- decode_u64/ /4$` (and `/8$`,
+/// `/16$`, `/32$`), ns/value, reference / AVX2 / AVX-512: 4 one-byte values 2.0 / 7.6 / 6.5;
+/// 32 one-byte values (32 bytes) 0.85 / 1.3 / 1.0; 32 `realistic` values (46 bytes) 1.2 / 1.7 /
+/// 1.1; but 16 `u32-mixed` values (45 bytes) 2.9 / 2.6 / 1.8, so one cut-off for every backend
+/// and distribution is a compromise, and above a window the vector kernels win (32 `u32-mixed`
+/// values, 87 bytes: 2.9 / 1.5 / 1.2). `skip_varints` below a window runs its reference on the
+/// tail anyway, after a SIMD check that costs more than it saves (8 one-byte values: 1.0
+/// against 1.4 ns/value). `count_varints` has no such cost and always dispatches. A
+/// [`crate::backend::Kernel`] always runs its own backend, whatever the length.
 const SMALL_PAYLOAD: usize = 64;
 
 macro_rules! varint_type {
