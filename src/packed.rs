@@ -210,11 +210,11 @@ fn encode_block_64<B: Block32>(v: &[u64; BLOCK], dst: &mut [u8]) -> Option<usize
 /// fixed cost of about 25 ns here (AVX2 and AVX-512), more than the reference takes for the few
 /// varints such a payload holds, and short packed fields are the common case inside messages.
 /// Measured with `cargo bench -p pbwire-bench --bench wall -- decode_u64/ /4$` (and `/8$`,
-/// `/16$`, `/32$`), ns/value, reference / AVX2 / AVX-512: 4 one-byte values 2.0 / 7.6 / 6.5;
-/// 32 one-byte values (32 bytes) 0.85 / 1.3 / 1.0; 32 `realistic` values (46 bytes) 1.2 / 1.7 /
+/// `/16$`, `/32$`), ns/value, reference / AVX2 / AVX-512: 4 one-byte values 2.0 / 7.3 / 6.5;
+/// 32 one-byte values (32 bytes) 0.85 / 1.2 / 1.0; 32 `realistic` values (46 bytes) 1.2 / 1.6 /
 /// 1.1; but 16 `u32-mixed` values (45 bytes) 2.9 / 2.6 / 1.8, so one cut-off for every backend
 /// and distribution is a compromise, and above a window the vector kernels win (32 `u32-mixed`
-/// values, 87 bytes: 2.9 / 1.5 / 1.2). `skip_varints` below a window runs its reference on the
+/// values, 87 bytes: 2.9 / 1.6 / 1.2). `skip_varints` below a window runs its reference on the
 /// tail anyway, after a SIMD check that costs more than it saves (8 one-byte values: 1.0
 /// against 1.4 ns/value). `count_varints` has no such cost and always dispatches. A
 /// [`crate::backend::Kernel`] always runs its own backend, whatever the length.
