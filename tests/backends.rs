@@ -259,6 +259,19 @@ fn overlong_and_truncated_at_every_position_in_a_block() {
     }
 }
 
+/// `len` pseudo-random bytes (xorshift from `seed`) with a continuation bit on about one byte
+/// in four: mixed varint lengths, now and then a long or unterminated one.
+fn mixed_payload(mut seed: u64, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed as u8 & 0x7f) | ((seed >> 8) as u8 & (seed >> 16) as u8 & 0x80)
+        })
+        .collect()
+}
+
 /// One dispatched decode (`pbwire::packed`) against the reference: the result, and the values
 /// written when it succeeded.
 fn dispatched_agrees<T: Copy + Default + PartialEq>(
@@ -278,16 +291,7 @@ fn dispatched_agrees<T: Copy + Default + PartialEq>(
 /// both sides of that length, with the output exactly full and one short.
 #[test]
 fn the_dispatched_decoders_and_skip_agree_across_the_short_payload_cutoff() {
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let payload: Vec<u8> = (0..200)
-        .map(|_| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            // A continuation bit on about one byte in four.
-            (seed as u8 & 0x7f) | ((seed >> 8) as u8 & (seed >> 16) as u8 & 0x80)
-        })
-        .collect();
+    let payload = mixed_payload(0x2545_f491_4f6c_dd1d, 200);
     for len in 0..=payload.len() {
         let payload = &payload[..len];
         let count = packed::count_varints(payload);
@@ -337,16 +341,7 @@ fn extend_agrees<T: Copy + Default + PartialEq + core::fmt::Debug>(
 #[cfg(feature = "alloc")]
 #[test]
 fn extend_agrees_with_the_reference_across_the_short_payload_cutoff() {
-    let mut seed = 0x0123_4567_89ab_cdefu64;
-    let mut payload: Vec<u8> = (0..200)
-        .map(|_| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            // A continuation bit on about one byte in four.
-            (seed as u8 & 0x7f) | ((seed >> 8) as u8 & (seed >> 16) as u8 & 0x80)
-        })
-        .collect();
+    let mut payload = mixed_payload(0x0123_4567_89ab_cdef, 200);
     // Errors too: an overflowing varint at byte 150.
     payload[150..161].fill(0xff);
     for len in 0..=payload.len() {
