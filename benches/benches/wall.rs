@@ -894,8 +894,8 @@ fn specs(quick: bool) -> Vec<Spec> {
         }
     }
     // Short payloads, as packed fields inside messages usually are: where a bulk kernel's fixed
-    // cost decides (the dispatched entry points hand payloads below `SMALL_PAYLOAD` bytes to
-    // the scalar reference; the Kernel rows show each backend on its own).
+    // cost decides. The dispatched entry points hand payloads under 64 bytes (`SMALL_PAYLOAD`
+    // in src/packed.rs) to the scalar reference; the Kernel rows show each backend on its own.
     for &dist in &Dist::ALL {
         for n in data::SHORT_SIZES {
             add(format!("decode_u64/{}/{n}", dist.name()), Box::new(move || decode_u64_bench(dist, n)));
