@@ -48,9 +48,10 @@ trait VarintType {
     fn wire_len(value: Self::Elem) -> usize;
     /// Whether wire values are 64-bit (`to_wire` may exceed 2^32).
     const WIDE: bool;
-    /// Encodes a block of [`BLOCK`] elements at the start of `dst`; `None` (nothing written)
-    /// when `dst` lacks room for their bytes plus [`BLOCK_SLACK`].
-    fn encode_block<B: Block32>(block: &[Self::Elem; BLOCK], dst: &mut [u8]) -> Option<usize>;
+    /// Encodes the first `count` (at most [`BLOCK`]) elements of `block` (the others are zero
+    /// padding) at the start of `dst`, which must hold at least their bytes; writes nothing
+    /// past `dst` and returns their bytes.
+    fn encode_block<B: Block32>(block: &[Self::Elem; BLOCK], count: usize, dst: &mut [u8]) -> usize;
     fn decode(payload: Payload, out: &mut [Self::Elem]) -> Result<usize>;
     /// Encodes through the dispatched kernel.
     fn encode(values: &[Self::Elem], out: &mut [u8]) -> Result<usize>;
@@ -66,14 +67,12 @@ fn len_32(v: u32) -> usize {
 /// Values per block of the bulk encoder.
 pub(crate) const BLOCK: usize = 32;
 
-/// How far the stores of a block may reach past its last byte: the whole-word stores of its
-/// last value.
-const BLOCK_SLACK: usize = 10;
-
 /// How a backend encodes a block of 32-bit wire values (see [`encode_block_32`], the portable
-/// one, whose results and `None` cases every implementation must match).
+/// one, whose results every implementation must match). The contract is that of
+/// `VarintType::encode_block`: the first `count` values (the others are zero padding) at the
+/// start of `dst`, which holds at least their bytes; nothing written past `dst`.
 pub(crate) trait Block32 {
-    fn encode<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize>;
+    fn encode<const SIGNED: bool>(v: &[u32; BLOCK], count: usize, dst: &mut [u8]) -> usize;
 }
 
 /// [`encode_block_32`] itself.
@@ -81,8 +80,8 @@ pub(crate) struct PortableBlock32;
 
 impl Block32 for PortableBlock32 {
     #[inline(always)]
-    fn encode<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
-        encode_block_32::<SIGNED>(v, dst)
+    fn encode<const SIGNED: bool>(v: &[u32; BLOCK], count: usize, dst: &mut [u8]) -> usize {
+        encode_block_32::<SIGNED>(v, count, dst)
     }
 }
 
@@ -90,28 +89,32 @@ impl Block32 for PortableBlock32 {
 /// in two passes. The first, in 32-bit lanes the compiler vectorizes, computes each value's
 /// bytes 0..4 with their continuation bits, its byte 4 (for a negative `int32`, bytes 4..8),
 /// and its length; the second stores them unaligned, one value after another, advancing by
-/// each length, so that each value's stores overwrite the spill of the previous one's.
+/// each length, so that each value's stores overwrite the spill of the previous one's. Near the
+/// end of `dst`, where such stores would reach past it, the last values are stored exactly.
 #[inline(always)]
-pub(crate) fn encode_block_32<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
+pub(crate) fn encode_block_32<const SIGNED: bool>(v: &[u32; BLOCK], count: usize, dst: &mut [u8]) -> usize {
     if v.iter().fold(0, |acc, &x| acc | x) < 0x80 {
-        return encode_block_one_byte(v, dst);
+        return encode_block_one_byte(v, count, dst);
     }
-    encode_block_32_wide::<SIGNED>(v, dst)
+    encode_block_32_wide::<SIGNED>(v, count, dst)
 }
 
 /// A block of one-byte values (enums, small ids, bools): its values narrowed to bytes.
 #[inline(always)]
-pub(crate) fn encode_block_one_byte(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
-    let dst = dst.get_mut(..BLOCK + BLOCK_SLACK)?;
-    for (d, &x) in dst.iter_mut().zip(v) {
+pub(crate) fn encode_block_one_byte(v: &[u32; BLOCK], count: usize, dst: &mut [u8]) -> usize {
+    for (d, &x) in dst[..count].iter_mut().zip(v) {
         *d = x as u8;
     }
-    Some(BLOCK)
+    count
 }
 
 /// [`encode_block_32`] for a block with a value of two bytes or more.
 #[inline(always)]
-pub(crate) fn encode_block_32_wide<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
+pub(crate) fn encode_block_32_wide<const SIGNED: bool>(
+    v: &[u32; BLOCK],
+    count: usize,
+    dst: &mut [u8],
+) -> usize {
     let mut low = [0u32; BLOCK];
     let mut high = [0u32; BLOCK];
     let mut lens = [0u32; BLOCK];
@@ -137,46 +140,127 @@ pub(crate) fn encode_block_32_wide<const SIGNED: bool>(v: &[u32; BLOCK], dst: &m
         high[i] = h;
         lens[i] = len;
     }
-    let bytes = lens.iter().sum::<u32>() as usize;
-    if dst.len() < bytes + BLOCK_SLACK {
-        return None;
-    }
-    let p = dst.as_mut_ptr();
-    let mut at = 0usize;
-    for i in 0..BLOCK {
-        // SAFETY: `at` is the sum of the lengths before value i, so `at + 10 <= bytes + 9`:
-        // every store below lies within `dst`, which has `bytes + BLOCK_SLACK` bytes.
-        unsafe {
-            p.add(at).cast::<[u8; 4]>().write_unaligned(low[i].to_le_bytes());
-            if SIGNED {
-                p.add(at + 4).cast::<[u8; 4]>().write_unaligned(high[i].to_le_bytes());
-                p.add(at + 8).cast::<[u8; 2]>().write_unaligned([0xff, 0x01]);
-            } else {
-                p.add(at + 4).write(high[i] as u8);
-            }
+    // How far a value's stores reach: bytes 0..5, or 0..10 with the sign-extension constant.
+    let reach = if SIGNED { varint::MAX_LEN } else { 5 };
+    let (mut at, mut i) = (0usize, 0usize);
+    if count == BLOCK && lens.iter().sum::<u32>() as usize + reach <= dst.len() {
+        // A whole block well inside the output: no check per value.
+        for (j, &len) in lens.iter().enumerate() {
+            // SAFETY: `at + reach <= bytes - len + reach <= dst.len()`.
+            unsafe { store_words_32::<SIGNED>(dst.as_mut_ptr().add(at), low[j], high[j]) };
+            at += len as usize;
         }
-        at += lens[i] as usize;
+        return at;
     }
-    debug_assert_eq!(at, bytes);
-    Some(bytes)
+    while i < count && at + reach <= dst.len() {
+        // SAFETY: `at + reach <= dst.len()` by the loop condition.
+        unsafe { store_words_32::<SIGNED>(dst.as_mut_ptr().add(at), low[i], high[i]) };
+        at += lens[i] as usize;
+        i += 1;
+    }
+    let sign_extension = if SIGNED { 0x01ff } else { 0 };
+    for j in i..count {
+        let len = lens[j] as usize;
+        let bytes = low[j] as u64 | (high[j] as u64) << 32;
+        store_exact(bytes, sign_extension, len, &mut dst[at..]);
+        at += len;
+    }
+    at
+}
+
+/// Stores a value of [`encode_block_32_wide`] as whole words: `low` at `p`, then the low byte
+/// of `high` or (for `SIGNED`) all of it and the `ff 01` of a sign-extended value.
+///
+/// # Safety
+/// `p` must be valid for writes of 5 bytes, or 10 for `SIGNED`.
+#[inline(always)]
+unsafe fn store_words_32<const SIGNED: bool>(p: *mut u8, low: u32, high: u32) {
+    // SAFETY: within the bytes the caller guarantees.
+    unsafe {
+        p.cast::<[u8; 4]>().write_unaligned(low.to_le_bytes());
+        if SIGNED {
+            p.add(4).cast::<[u8; 4]>().write_unaligned(high.to_le_bytes());
+            p.add(8).cast::<[u8; 2]>().write_unaligned([0xff, 0x01]);
+        } else {
+            p.add(4).write(high as u8);
+        }
+    }
+}
+
+/// Stores the two words of a varint ([`varint::encode_words`]) at `p`: ten bytes.
+///
+/// # Safety
+/// `p` must be valid for writes of 10 bytes.
+#[inline(always)]
+unsafe fn store_words_64(p: *mut u8, low: u64, high: u16) {
+    // SAFETY: within the ten bytes the caller guarantees.
+    unsafe {
+        p.cast::<[u8; 8]>().write_unaligned(low.to_le_bytes());
+        p.add(8).cast::<[u8; 2]>().write_unaligned(high.to_le_bytes());
+    }
+}
+
+/// Writes the `len` bytes of a varint given as [`varint::encode_words`] gives it at the start
+/// of `dst`, a byte at a time (a loop the compiler does not turn into a `memcpy` call, which
+/// costs more than the encoding at this size). For the last few values of an output.
+#[inline(always)]
+fn store_exact(low: u64, high: u64, len: usize, dst: &mut [u8]) {
+    let mut word = low;
+    for d in dst[..len.min(8)].iter_mut() {
+        *d = word as u8;
+        word >>= 8;
+    }
+    if len > 8 {
+        dst[8] = high as u8;
+        if len > 9 {
+            dst[9] = (high >> 8) as u8;
+        }
+    }
+}
+
+/// Stores varints given as [`varint::encode_words`] gives them one after another from
+/// `dst[at..]`, which must hold their bytes: whole-word stores (each value's overwriting the
+/// spill of the one before) while ten bytes remain, exact stores after. Returns the position
+/// after the last.
+#[inline(always)]
+pub(crate) fn store_words(
+    mut words: impl Iterator<Item = (u64, u64, usize)>,
+    dst: &mut [u8],
+    mut at: usize,
+) -> usize {
+    for (low, high, len) in words.by_ref() {
+        let Some(d) = dst.get_mut(at..at + varint::MAX_LEN) else {
+            store_exact(low, high, len, &mut dst[at..]);
+            at += len;
+            break;
+        };
+        d[..8].copy_from_slice(&low.to_le_bytes());
+        d[8..].copy_from_slice(&(high as u16).to_le_bytes());
+        at += len;
+    }
+    for (low, high, len) in words {
+        store_exact(low, high, len, &mut dst[at..]);
+        at += len;
+    }
+    at
 }
 
 /// Encodes a block of 64-bit wire values: blocks whose values all fit 32 bits (or are all
-/// sign-extended 32-bit values, like negative `int32`s stored as `int64`) take
-/// [`encode_block_32`]; others compute each value's two words branch-free
-/// ([`varint::encode_words`]) and store them unaligned.
+/// sign-extended 32-bit values, like negative `int32`s stored as `int64`) take the 32-bit block
+/// encoder; others compute each value's two words branch-free ([`varint::encode_words`]) and
+/// store them unaligned, the last values of the output exactly.
 #[inline(always)]
-fn encode_block_64<B: Block32>(v: &[u64; BLOCK], dst: &mut [u8]) -> Option<usize> {
+fn encode_block_64<B: Block32>(v: &[u64; BLOCK], count: usize, dst: &mut [u8]) -> usize {
     let or = v.iter().fold(0, |acc, &x| acc | x);
     if or < 0x80 {
-        return encode_block_one_byte(&core::array::from_fn(|i| v[i] as u32), dst);
+        return encode_block_one_byte(&core::array::from_fn(|i| v[i] as u32), count, dst);
     }
     if or >> 32 == 0 {
-        return B::encode::<false>(&core::array::from_fn(|i| v[i] as u32), dst);
+        return B::encode::<false>(&core::array::from_fn(|i| v[i] as u32), count, dst);
     }
     let int32 = v.iter().fold(0, |acc, &x| acc | x.wrapping_add(1 << 31) >> 32) == 0;
     if int32 {
-        return B::encode::<true>(&core::array::from_fn(|i| v[i] as u32), dst);
+        return B::encode::<true>(&core::array::from_fn(|i| v[i] as u32), count, dst);
     }
     let mut low = [0u64; BLOCK];
     let mut high = [0u16; BLOCK];
@@ -187,21 +271,26 @@ fn encode_block_64<B: Block32>(v: &[u64; BLOCK], dst: &mut [u8]) -> Option<usize
         high[i] = h as u16;
         lens[i] = n as u8;
     }
-    let bytes = lens.iter().map(|&n| n as usize).sum::<usize>();
-    if dst.len() < bytes + BLOCK_SLACK {
-        return None;
-    }
-    let p = dst.as_mut_ptr();
-    let mut at = 0usize;
-    for i in 0..BLOCK {
-        // SAFETY: as in `encode_block_32`, `at + 10 <= bytes + 9 < dst.len()`.
-        unsafe {
-            p.add(at).cast::<[u8; 8]>().write_unaligned(low[i].to_le_bytes());
-            p.add(at + 8).cast::<[u8; 2]>().write_unaligned(high[i].to_le_bytes());
+    let (mut at, mut i) = (0usize, 0usize);
+    if count == BLOCK && lens.iter().map(|&n| n as usize).sum::<usize>() + varint::MAX_LEN <= dst.len() {
+        for (j, &len) in lens.iter().enumerate() {
+            // SAFETY: `at + 10 <= bytes - len + 10 <= dst.len()`.
+            unsafe { store_words_64(dst.as_mut_ptr().add(at), low[j], high[j]) };
+            at += len as usize;
         }
-        at += lens[i] as usize;
+        return at;
     }
-    Some(bytes)
+    while i < count && at + varint::MAX_LEN <= dst.len() {
+        // SAFETY: `at + 10 <= dst.len()` by the loop condition.
+        unsafe { store_words_64(dst.as_mut_ptr().add(at), low[i], high[i]) };
+        at += lens[i] as usize;
+        i += 1;
+    }
+    for j in i..count {
+        store_exact(low[j], high[j] as u64, lens[j] as usize, &mut dst[at..]);
+        at += lens[j] as usize;
+    }
+    at
 }
 
 /// Packed payloads shorter than this (one SIMD window) are decoded and skipped by the scalar
@@ -221,7 +310,7 @@ fn encode_block_64<B: Block32>(v: &[u64; BLOCK], dst: &mut [u8]) -> Option<usize
 const SMALL_PAYLOAD: usize = 64;
 
 macro_rules! varint_type {
-    ($name:ident, $elem:ty, $wide:expr, |$e:ident| $to:expr, |$l:ident| $len:expr, |$b:ident, $d:ident| $block:expr, $kernel:ident, $adapt:path, $enc_kernel:ident, $enc_adapt:path) => {
+    ($name:ident, $elem:ty, $wide:expr, |$e:ident| $to:expr, |$l:ident| $len:expr, |$b:ident, $c:ident, $d:ident| $block:expr, $kernel:ident, $adapt:path, $enc_kernel:ident, $enc_adapt:path) => {
         struct $name;
         impl VarintType for $name {
             type Elem = $elem;
@@ -235,7 +324,7 @@ macro_rules! varint_type {
                 $len
             }
             #[inline(always)]
-            fn encode_block<B: Block32>($b: &[$elem; BLOCK], $d: &mut [u8]) -> Option<usize> {
+            fn encode_block<B: Block32>($b: &[$elem; BLOCK], $c: usize, $d: &mut [u8]) -> usize {
                 $block
             }
             #[inline(always)]
@@ -269,7 +358,7 @@ varint_type!(
     true,
     |v| v,
     |v| varint::encoded_len(v),
-    |b, d| encode_block_64::<B>(b, d),
+    |b, c, d| encode_block_64::<B>(b, c, d),
     decode_u64,
     core::convert::identity,
     encode_u64,
@@ -281,7 +370,7 @@ varint_type!(
     false,
     |v| v as u64,
     |v| len_32(v),
-    |b, d| B::encode::<false>(b, d),
+    |b, c, d| B::encode::<false>(b, c, d),
     decode_u32,
     core::convert::identity,
     encode_u32,
@@ -294,7 +383,7 @@ varint_type!(
     true,
     |v| v as u64,
     |v| varint::encoded_len(v as u64),
-    |b, d| encode_block_64::<B>(&map(b, |v| v as u64), d),
+    |b, c, d| encode_block_64::<B>(&map(b, |v| v as u64), c, d),
     decode_u64,
     bytemuck::cast_slice_mut,
     encode_u64,
@@ -308,7 +397,7 @@ varint_type!(
     |v| v as i64 as u64,
     // As a u32 a negative value takes 5 bytes; sign-extended, 10.
     |v| len_32(v as u32) + 5 * (v < 0) as usize,
-    |b, d| B::encode::<true>(&map(b, |v| v as u32), d),
+    |b, c, d| B::encode::<true>(&map(b, |v| v as u32), c, d),
     decode_u32,
     bytemuck::cast_slice_mut,
     encode_i32,
@@ -320,7 +409,7 @@ varint_type!(
     true,
     |v| varint::zigzag_encode_64(v),
     |v| varint::encoded_len(varint::zigzag_encode_64(v)),
-    |b, d| encode_block_64::<B>(&map(b, varint::zigzag_encode_64), d),
+    |b, c, d| encode_block_64::<B>(&map(b, varint::zigzag_encode_64), c, d),
     decode_sint64,
     core::convert::identity,
     encode_sint64,
@@ -332,7 +421,7 @@ varint_type!(
     false,
     |v| varint::zigzag_encode_32(v) as u64,
     |v| len_32(varint::zigzag_encode_32(v)),
-    |b, d| B::encode::<false>(&map(b, varint::zigzag_encode_32), d),
+    |b, c, d| B::encode::<false>(&map(b, varint::zigzag_encode_32), c, d),
     decode_sint32,
     core::convert::identity,
     encode_sint32,
@@ -344,7 +433,7 @@ varint_type!(
     false,
     |v| v as u64,
     |_v| 1,
-    |b, d| B::encode::<false>(&map(b, |v| v as u32), d),
+    |b, c, d| B::encode::<false>(&map(b, |v| v as u32), c, d),
     decode_bool,
     core::convert::identity,
     encode_bool,
@@ -378,12 +467,15 @@ fn encoded_len_varint_type<V: VarintType>(values: &[V::Elem]) -> usize {
     total + sum(blocks.remainder())
 }
 
+/// A last partial block of this many values or more is padded and goes through the block
+/// encoder; fewer are encoded one at a time, which costs less than a block's first pass.
+const PAD_FROM: usize = 8;
+
 /// Packed varint encoding. The whole length is summed first, so that nothing is written when
-/// the output is too small and the output is written once, front to back. Then blocks of
-/// [`BLOCK`] values go through the type's block encoder (branch-free, whole-word unaligned
-/// stores; see [`encode_block_32`] and [`encode_block_64`]) while their bytes and the stores'
-/// slack fit before the end of the payload; the values after that are encoded one at a time
-/// and copied by their exact length.
+/// the output is too small and the output is written once, front to back, by the type's block
+/// encoder, [`BLOCK`] values at a time (branch-free, whole-word unaligned stores, exact ones
+/// for the last values of the output; see [`encode_block_32`] and [`encode_block_64`]); a last
+/// partial block is padded with zeros, unless it is short ([`PAD_FROM`]).
 #[inline(always)]
 fn encode_varint_type<V: VarintType, B: Block32>(values: &[V::Elem], out: &mut [u8]) -> Result<usize> {
     let total = encoded_len_varint_type::<V>(values);
@@ -391,22 +483,19 @@ fn encode_varint_type<V: VarintType, B: Block32>(values: &[V::Elem], out: &mut [
         return Err(Error::new(ErrorKind::OutputTooSmall, 0));
     };
     let mut pos = 0;
-    let mut done = 0;
-    for block in values.chunks_exact(BLOCK) {
+    let mut blocks = values.chunks_exact(BLOCK);
+    for block in &mut blocks {
         let Ok(block) = <&[V::Elem; BLOCK]>::try_from(block) else { break };
-        match V::encode_block::<B>(block, &mut out[pos..]) {
-            Some(n) => pos += n,
-            None => break,
-        }
-        done += BLOCK;
+        pos += V::encode_block::<B>(block, BLOCK, &mut out[pos..]);
     }
-    for &value in &values[done..] {
-        let (low, high, len) = varint::encode_words(V::to_wire(value));
-        let mut bytes = [0u8; 16];
-        bytes[..8].copy_from_slice(&low.to_le_bytes());
-        bytes[8..].copy_from_slice(&high.to_le_bytes());
-        out[pos..pos + len].copy_from_slice(&bytes[..len]);
-        pos += len;
+    let rest = blocks.remainder();
+    if rest.len() < PAD_FROM {
+        let words = rest.iter().map(|&v| varint::encode_words(V::to_wire(v)));
+        pos = store_words(words, out, pos);
+    } else {
+        let mut block = [V::Elem::default(); BLOCK];
+        block[..rest.len()].copy_from_slice(rest);
+        pos += V::encode_block::<B>(&block, rest.len(), &mut out[pos..]);
     }
     debug_assert_eq!(pos, total);
     Ok(total)

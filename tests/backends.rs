@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{check, naive_packed, VarintBytes};
+use common::{check, naive_encode_varint, naive_packed, VarintBytes};
 use pbwire::backend::{self, Backend, Kernel};
 use pbwire::{packed, Result};
 
@@ -398,8 +398,15 @@ fn encoders_agree<T: Copy>(
 }
 
 /// Every varint type's encoder on every backend, with the output exactly full, one byte short
-/// and roomy.
+/// and roomy; and the reference itself against the byte-at-a-time encoder.
 fn all_encoders_agree(values: &[u64]) -> bool {
+    let mut naive = Vec::new();
+    values.iter().for_each(|&v| naive_encode_varint(v, &mut naive));
+    let mut reference_out = vec![0u8; naive.len()];
+    if reference().encode_u64(values, &mut reference_out) != Ok(naive.len()) || reference_out != naive {
+        eprintln!("the reference differs from the naive encoder ({} values)", values.len());
+        return false;
+    }
     let u32s: Vec<u32> = values.iter().map(|&v| v as u32).collect();
     let i32s: Vec<i32> = values.iter().map(|&v| v as i32).collect();
     let i64s: Vec<i64> = values.iter().map(|&v| v as i64).collect();

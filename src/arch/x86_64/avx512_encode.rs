@@ -1,25 +1,30 @@
 //! AVX-512 packed varint encoders (F, BW, VL, CD, VBMI, VBMI2). A step takes sixteen values in
-//! 32-bit lanes when all are below 2^28 (at most 4 bytes each), else eight widened to 64-bit
-//! lanes. Per step: the 7-bit groups spread into the lane's bytes with one `vpmultishiftqb`, the
-//! lane's bytes (up to its top non-zero group, at least one) from the groups' leading zeros
-//! (`vplzcnt`), continuation bits on all of them but the last, and the bytes of all the values
-//! compacted with one `vpcompressb` and stored unaligned. An eight-value step with a value of 9
-//! or 10 bytes works in 16-byte lanes, four values at a time, with lengths from `vplzcntq`.
+//! 32-bit lanes when they are below 2^28 (at most 4 bytes each; also a run of at least eight
+//! such values before a longer one), else eight widened to 64-bit lanes. Per step: the 7-bit
+//! groups spread into the lane's bytes with one `vpmultishiftqb`, the lane's bytes (up to its
+//! top non-zero group, at least one) from the groups' leading zeros (`vplzcnt`), continuation
+//! bits on all of them but the last, and the bytes of all the values compacted with one
+//! `vpcompressb` and stored unaligned. An eight-value step with a value of 9 or 10 bytes works
+//! in 16-byte lanes, four values at a time, with lengths from `vplzcntq`.
 //!
-//! The total length is computed first (`vplzcnt`, sixteen a step for 32-bit types), so nothing is written when it does not
-//! fit; the last bytes (while fewer than [`MARGIN`] remain) go through the portable encoder,
-//! the reference these must reproduce byte for byte.
+//! The total length is computed first (`vplzcnt`, sixteen a step for 32-bit types), so nothing
+//! is written when it does not fit. While [`MARGIN`] bytes of output remain, steps store whole
+//! registers; after that, and for the last values, they load with lane masks (never reading
+//! past the values) and store with byte masks (never writing past the payload), so that a
+//! short array costs a few steps and no call into another encoder. The portable encoder is the
+//! reference these must reproduce byte for byte.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::packed::portable;
 use core::arch::x86_64::{
-    __m256i, __m512i, _mm256_loadu_si256, _mm256_slli_epi32, _mm256_srai_epi32, _mm256_xor_si256,
+    __m512i, _bzhi_u64, _mm256_maskz_loadu_epi32, _mm256_slli_epi32, _mm256_srai_epi32, _mm256_xor_si256,
     _mm512_add_epi64, _mm512_and_si512, _mm512_cmpgt_epu8_mask, _mm512_cvtepi32_epi64, _mm512_cvtepu32_epi64,
-    _mm512_loadu_si512, _mm512_lzcnt_epi64, _mm512_mask_add_epi8, _mm512_maskz_compress_epi8,
-    _mm512_movepi8_mask, _mm512_multishift_epi64_epi8, _mm512_or_si512, _mm512_permutexvar_epi64,
-    _mm512_reduce_add_epi64, _mm512_set1_epi64, _mm512_set1_epi8, _mm512_setzero_si512, _mm512_shuffle_epi8,
-    _mm512_slli_epi64, _mm512_srai_epi64, _mm512_srli_epi64, _mm512_srlv_epi64, _mm512_storeu_si512,
-    _mm512_sub_epi64, _mm512_ternarylogic_epi64, _mm512_test_epi64_mask, _mm512_xor_si512,
+    _mm512_loadu_si512, _mm512_lzcnt_epi64, _mm512_mask_add_epi8, _mm512_mask_storeu_epi8,
+    _mm512_maskz_compress_epi8, _mm512_maskz_loadu_epi32, _mm512_maskz_loadu_epi64, _mm512_maskz_mov_epi32,
+    _mm512_maskz_mov_epi64, _mm512_movepi8_mask, _mm512_multishift_epi64_epi8, _mm512_or_si512,
+    _mm512_permutexvar_epi64, _mm512_reduce_add_epi64, _mm512_set1_epi64, _mm512_set1_epi8,
+    _mm512_setzero_si512, _mm512_shuffle_epi8, _mm512_slli_epi64, _mm512_srai_epi64, _mm512_srli_epi64,
+    _mm512_srlv_epi64, _mm512_storeu_si512, _mm512_sub_epi64, _mm512_ternarylogic_epi64,
+    _mm512_test_epi64_mask, _mm512_xor_si512,
 };
 use core::arch::x86_64::{
     _mm512_add_epi32, _mm512_cmplt_epi32_mask, _mm512_lzcnt_epi32, _mm512_mask_mov_epi32,
@@ -73,51 +78,63 @@ fn image(bytes: &Bytes64) -> __m512i {
     unsafe { _mm512_loadu_si512(bytes.0.as_ptr() as *const __m512i) }
 }
 
-/// How an element type becomes 64-bit wire values, eight at a time.
+/// How an element type becomes wire values. Loads take a lane mask: unselected elements are
+/// not read (so a step may cover the end of the array) and come back as zero.
 trait Wire {
     type Elem: Copy;
-    /// The eight elements at `p` as wire values, one per 64-bit lane.
+    /// The elements at `p` selected by `lanes` (bit `i`: element `i` of eight) as wire values,
+    /// one per 64-bit lane.
     ///
     /// # Safety
-    /// `p` must be valid for reads of eight elements; AVX-512F/VL and AVX2.
-    unsafe fn load8(p: *const Self::Elem) -> __m512i;
-    /// The portable encoder of the type: the reference, and the tail.
-    fn portable(values: &[Self::Elem], out: &mut [u8]) -> Result<usize>;
-    /// The sixteen elements at `p` as 32-bit wire values, one per 32-bit lane, if all are
-    /// below 2^28 (at most four bytes each).
+    /// The selected elements must be readable; AVX-512F/VL and AVX2.
+    unsafe fn load8(p: *const Self::Elem, lanes: u8) -> __m512i;
+    /// The elements at `p` selected by `lanes` (of sixteen) as the low 32 bits of their wire
+    /// values, one per 32-bit lane, and the lanes whose wire value is 2^28 or more (does not fit
+    /// four bytes; the lane's 32 bits are then not the whole value).
     ///
     /// # Safety
-    /// `p` must be valid for reads of sixteen elements; AVX-512F/VL and AVX2.
+    /// The selected elements must be readable; AVX-512F/VL and AVX2.
     #[inline(always)]
-    unsafe fn load16_short(p: *const Self::Elem) -> Option<__m512i> {
-        // SAFETY: forwarded from the caller.
+    unsafe fn load16(p: *const Self::Elem, lanes: u16) -> (__m512i, u16) {
+        // SAFETY: forwarded from the caller (each half selects only selected elements).
         unsafe {
-            let (lo, hi) = (Self::load8(p), Self::load8(p.add(8)));
+            let (lo, hi) = (Self::load8(p, lanes as u8), Self::load8(p.wrapping_add(8), (lanes >> 8) as u8));
             let high_bits = _mm512_set1_epi64(!0x0fff_ffff);
-            if _mm512_test_epi64_mask(_mm512_or_si512(lo, hi), high_bits) != 0 {
-                return None;
-            }
-            Some(_mm512_inserti64x4::<1>(
+            let long = _mm512_test_epi64_mask(lo, high_bits) as u16
+                | (_mm512_test_epi64_mask(hi, high_bits) as u16) << 8;
+            let x = _mm512_inserti64x4::<1>(
                 _mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)),
                 _mm512_cvtepi64_epi32(hi),
-            ))
+            );
+            (x, long)
         }
     }
-    /// The total varint length of `values`, a multiple of 8 of them.
+    /// The total varint length of `values`.
     ///
     /// # Safety
     /// AVX-512F/VL/CD and AVX2.
     #[inline(always)]
     unsafe fn total_len(values: &[Self::Elem]) -> usize {
-        // SAFETY: the caller guarantees the instruction set.
-        let mut sum = unsafe { _mm512_setzero_si512() };
-        for chunk in values.chunks_exact(8) {
-            // SAFETY: eight readable elements; the caller guarantees the instruction set.
-            sum = unsafe { _mm512_add_epi64(sum, lengths(Self::load8(chunk.as_ptr()))) };
+        let chunks = values.chunks_exact(8);
+        let rest = chunks.remainder();
+        // SAFETY: each load selects readable elements only; the caller guarantees the
+        // instruction set.
+        unsafe {
+            let mut sum = _mm512_setzero_si512();
+            for chunk in chunks {
+                sum = _mm512_add_epi64(sum, lengths(Self::load8(chunk.as_ptr(), 0xff)));
+            }
+            let lanes = low_lanes(rest.len()) as u8;
+            let last = _mm512_maskz_mov_epi64(lanes, lengths(Self::load8(rest.as_ptr(), lanes)));
+            _mm512_reduce_add_epi64(_mm512_add_epi64(sum, last)) as usize
         }
-        // SAFETY: the caller guarantees the instruction set.
-        unsafe { _mm512_reduce_add_epi64(sum) as usize }
     }
+}
+
+/// The mask of the lowest `n` lanes (`n` at most 32).
+#[inline(always)]
+fn low_lanes(n: usize) -> u32 {
+    ((1u64 << n) - 1) as u32
 }
 
 /// How [`total_len_32`] reads 32-bit elements.
@@ -180,46 +197,37 @@ struct Sint32;
 impl Wire for Uint64 {
     type Elem = u64;
     #[inline(always)]
-    unsafe fn load8(p: *const u64) -> __m512i {
+    unsafe fn load8(p: *const u64, lanes: u8) -> __m512i {
         // SAFETY: forwarded from the caller.
-        unsafe { _mm512_loadu_si512(p as *const __m512i) }
-    }
-    fn portable(values: &[u64], out: &mut [u8]) -> Result<usize> {
-        portable::encode_u64(values, out)
+        unsafe { _mm512_maskz_loadu_epi64(lanes, p as *const i64) }
     }
 }
 
-/// Sixteen 32-bit values from `p`, if every one is below 2^28 (four 7-bit groups at most; a
-/// negative `int32` has its top bits set and so is refused too).
+/// The sixteen 32-bit values at `p` selected by `lanes`, and the lanes of 2^28 or more (a
+/// negative `int32` has its top bits set, so it is one of them).
 ///
 /// # Safety
-/// `p` must be valid for reads of 64 bytes; AVX-512F.
+/// The selected values must be readable; AVX-512F.
 #[inline(always)]
-unsafe fn load16_below_2_28(p: *const u8) -> Option<__m512i> {
+unsafe fn load16_32(p: *const u32, lanes: u16) -> (__m512i, u16) {
     // SAFETY: forwarded from the caller.
     unsafe {
-        let x = _mm512_loadu_si512(p as *const __m512i);
-        if _mm512_test_epi32_mask(x, _mm512_set1_epi32(!0x0fff_ffff)) != 0 {
-            return None;
-        }
-        Some(x)
+        let x = _mm512_maskz_loadu_epi32(lanes, p as *const i32);
+        (x, _mm512_test_epi32_mask(x, _mm512_set1_epi32(!0x0fff_ffff)))
     }
 }
 
 impl Wire for Uint32 {
     type Elem = u32;
     #[inline(always)]
-    unsafe fn load8(p: *const u32) -> __m512i {
+    unsafe fn load8(p: *const u32, lanes: u8) -> __m512i {
         // SAFETY: forwarded from the caller.
-        unsafe { _mm512_cvtepu32_epi64(_mm256_loadu_si256(p as *const __m256i)) }
+        unsafe { _mm512_cvtepu32_epi64(_mm256_maskz_loadu_epi32(lanes, p as *const i32)) }
     }
     #[inline(always)]
-    unsafe fn load16_short(p: *const Self::Elem) -> Option<__m512i> {
+    unsafe fn load16(p: *const u32, lanes: u16) -> (__m512i, u16) {
         // SAFETY: forwarded from the caller.
-        unsafe { load16_below_2_28(p as *const u8) }
-    }
-    fn portable(values: &[u32], out: &mut [u8]) -> Result<usize> {
-        portable::encode_u32(values, out)
+        unsafe { load16_32(p, lanes) }
     }
     #[inline(always)]
     unsafe fn total_len(values: &[u32]) -> usize {
@@ -231,18 +239,15 @@ impl Wire for Uint32 {
 impl Wire for Int32 {
     type Elem = i32;
     #[inline(always)]
-    unsafe fn load8(p: *const i32) -> __m512i {
+    unsafe fn load8(p: *const i32, lanes: u8) -> __m512i {
         // Sign-extended, as protobuf encodes a negative `int32` (ten bytes).
         // SAFETY: forwarded from the caller.
-        unsafe { _mm512_cvtepi32_epi64(_mm256_loadu_si256(p as *const __m256i)) }
+        unsafe { _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(lanes, p)) }
     }
     #[inline(always)]
-    unsafe fn load16_short(p: *const Self::Elem) -> Option<__m512i> {
+    unsafe fn load16(p: *const i32, lanes: u16) -> (__m512i, u16) {
         // SAFETY: forwarded from the caller.
-        unsafe { load16_below_2_28(p as *const u8) }
-    }
-    fn portable(values: &[i32], out: &mut [u8]) -> Result<usize> {
-        portable::encode_i32(values, out)
+        unsafe { load16_32(p as *const u32, lanes) }
     }
     #[inline(always)]
     unsafe fn total_len(values: &[i32]) -> usize {
@@ -258,43 +263,34 @@ impl Wire for Int32 {
 impl Wire for Sint64 {
     type Elem = i64;
     #[inline(always)]
-    unsafe fn load8(p: *const i64) -> __m512i {
+    unsafe fn load8(p: *const i64, lanes: u8) -> __m512i {
         // SAFETY: forwarded from the caller.
         unsafe {
-            let x = _mm512_loadu_si512(p as *const __m512i);
+            let x = _mm512_maskz_loadu_epi64(lanes, p);
             _mm512_xor_si512(_mm512_slli_epi64::<1>(x), _mm512_srai_epi64::<63>(x))
         }
-    }
-    fn portable(values: &[i64], out: &mut [u8]) -> Result<usize> {
-        portable::encode_sint64(values, out)
     }
 }
 
 impl Wire for Sint32 {
     type Elem = i32;
     #[inline(always)]
-    unsafe fn load8(p: *const i32) -> __m512i {
+    unsafe fn load8(p: *const i32, lanes: u8) -> __m512i {
         // Zigzag in 32 bits, then zero-extended.
         // SAFETY: forwarded from the caller.
         unsafe {
-            let x = _mm256_loadu_si256(p as *const __m256i);
+            let x = _mm256_maskz_loadu_epi32(lanes, p);
             _mm512_cvtepu32_epi64(_mm256_xor_si256(_mm256_slli_epi32::<1>(x), _mm256_srai_epi32::<31>(x)))
         }
     }
     #[inline(always)]
-    unsafe fn load16_short(p: *const Self::Elem) -> Option<__m512i> {
+    unsafe fn load16(p: *const i32, lanes: u16) -> (__m512i, u16) {
         // SAFETY: forwarded from the caller.
         unsafe {
-            let x = _mm512_loadu_si512(p as *const __m512i);
+            let x = _mm512_maskz_loadu_epi32(lanes, p);
             let x = _mm512_xor_si512(_mm512_slli_epi32::<1>(x), _mm512_srai_epi32::<31>(x));
-            if _mm512_test_epi32_mask(x, _mm512_set1_epi32(!0x0fff_ffff)) != 0 {
-                return None;
-            }
-            Some(x)
+            (x, _mm512_test_epi32_mask(x, _mm512_set1_epi32(!0x0fff_ffff)))
         }
-    }
-    fn portable(values: &[i32], out: &mut [u8]) -> Result<usize> {
-        portable::encode_sint32(values, out)
     }
     #[inline(always)]
     unsafe fn total_len(values: &[i32]) -> usize {
@@ -325,28 +321,48 @@ unsafe fn lengths(v: __m512i) -> __m512i {
     }
 }
 
-/// Encodes the values whose groups and lengths are in `groups` (7-bit groups in bytes, upper
-/// bytes zero) and `len_bytes` (each byte: its value's length), lanes of which bytes `index`
-/// (`index_plus1`) count from 0 (1): sets the continuation bits, compacts the bytes of every
-/// value and stores 64 bytes at `dst`. Returns the bytes of the values.
+/// Stores the first `n` bytes of `bytes` at `dst`: for `EXACT`, just those (a byte-masked
+/// store); otherwise the whole register.
 ///
 /// # Safety
-/// `dst` must be valid for writes of 64 bytes; AVX-512F/BW/VBMI2.
+/// `dst` must be valid for writes of `n` bytes (`EXACT`) or 64 bytes; AVX-512BW and BMI2.
 #[inline(always)]
-unsafe fn store_compacted(
+unsafe fn store<const EXACT: bool>(dst: *mut u8, bytes: __m512i, n: usize) {
+    // SAFETY: the caller guarantees the writable bytes (a masked store writes only the bytes
+    // its mask selects) and the instruction set.
+    unsafe {
+        if EXACT {
+            _mm512_mask_storeu_epi8(dst as *mut i8, _bzhi_u64(u64::MAX, n as u32), bytes);
+        } else {
+            _mm512_storeu_si512(dst as *mut __m512i, bytes);
+        }
+    }
+}
+
+/// Encodes the values whose groups and lengths are in `groups` (7-bit groups in bytes, upper
+/// bytes zero) and `len_bytes` (each byte: its value's length, 0 for a lane to leave out),
+/// lanes of which bytes `index` (`index_plus1`) count from 0 (1): sets the continuation bits,
+/// compacts the bytes of every value and stores them at `dst` ([`store`]). Returns the bytes
+/// of the values.
+///
+/// # Safety
+/// As [`store`] for the values' bytes; AVX-512F/BW/VBMI2 and BMI2.
+#[inline(always)]
+unsafe fn store_compacted<const EXACT: bool>(
     groups: __m512i,
     len_bytes: __m512i,
     index: &Bytes64,
     index_plus1: &Bytes64,
     dst: *mut u8,
 ) -> usize {
-    // SAFETY: the caller guarantees the instruction set and the 64 writable bytes.
+    // SAFETY: the caller guarantees the instruction set and the writable bytes.
     unsafe {
         let keep = _mm512_cmpgt_epu8_mask(len_bytes, image(index));
         let carry_on = _mm512_cmpgt_epu8_mask(len_bytes, image(index_plus1));
         let bytes = _mm512_mask_add_epi8(groups, carry_on, groups, _mm512_set1_epi8(-128));
-        _mm512_storeu_si512(dst as *mut __m512i, _mm512_maskz_compress_epi8(keep, bytes));
-        keep.count_ones() as usize
+        let n = keep.count_ones() as usize;
+        store::<EXACT>(dst, _mm512_maskz_compress_epi8(keep, bytes), n);
+        n
     }
 }
 
@@ -354,34 +370,38 @@ unsafe fn store_compacted(
 /// of the low dword, bytes 4..8 of the high one.
 static SHIFTS4: Bytes64 = lanes16([0, 7, 14, 21, 32, 39, 46, 53, 0, 7, 14, 21, 32, 39, 46, 53]);
 
-/// Encodes sixteen 32-bit wire values below 2^28 (`x`, one per 32-bit lane: at most 64 bytes)
-/// at `dst`, as [`encode8`] does in 64-bit lanes; returns the bytes written.
+/// Encodes the 32-bit wire values below 2^28 in the lanes of `x` that `lanes` selects (at
+/// most 64 bytes) at `dst`, as [`encode8`] does in 64-bit lanes; returns the bytes written.
 ///
 /// # Safety
-/// `dst` must be valid for writes of 64 bytes; AVX-512F/BW/VL/CD/VBMI/VBMI2.
+/// As [`store`] for the values' bytes; AVX-512F/BW/VL/CD/VBMI/VBMI2 and BMI2.
 #[inline(always)]
-unsafe fn encode16(x: __m512i, dst: *mut u8) -> usize {
-    // SAFETY: the caller guarantees the instruction set and the 64 writable bytes.
+unsafe fn encode16<const EXACT: bool>(x: __m512i, lanes: u16, dst: *mut u8) -> usize {
+    // SAFETY: the caller guarantees the instruction set and the writable bytes.
     unsafe {
         let groups =
             _mm512_and_si512(_mm512_multishift_epi64_epi8(image(&SHIFTS4), x), _mm512_set1_epi8(0x7f));
         let lz = _mm512_lzcnt_epi32(_mm512_or_si512(groups, _mm512_set1_epi32(1)));
         let keep = _mm512_srlv_epi32(_mm512_set1_epi32(-1), _mm512_and_si512(lz, _mm512_set1_epi32(0x18)));
+        let keep = _mm512_maskz_mov_epi32(lanes, keep);
         let bytes =
             _mm512_ternarylogic_epi32::<0xf8>(groups, _mm512_srli_epi32::<8>(keep), _mm512_set1_epi8(-128));
         let keep = _mm512_movepi8_mask(keep);
-        _mm512_storeu_si512(dst as *mut __m512i, _mm512_maskz_compress_epi8(keep, bytes));
-        keep.count_ones() as usize
+        let n = keep.count_ones() as usize;
+        store::<EXACT>(dst, _mm512_maskz_compress_epi8(keep, bytes), n);
+        n
     }
 }
 
-/// Encodes eight wire values `v` at `dst`; returns the bytes written.
+/// Encodes the wire values in the lanes of `v` that `lanes` selects at `dst`; returns the
+/// bytes written.
 ///
 /// # Safety
-/// `dst` must be valid for writes of [`MARGIN`] bytes; AVX-512F/BW/VL/CD/VBMI/VBMI2.
+/// `dst` must be valid for writes of the values' bytes (`EXACT`) or [`MARGIN`] bytes;
+/// AVX-512F/BW/VL/CD/VBMI/VBMI2 and BMI2.
 #[inline(always)]
-unsafe fn encode8(v: __m512i, dst: *mut u8) -> usize {
-    // SAFETY: the caller guarantees the instruction set and the MARGIN writable bytes.
+unsafe fn encode8<const EXACT: bool>(v: __m512i, lanes: u8, dst: *mut u8) -> usize {
+    // SAFETY: the caller guarantees the instruction set and the writable bytes.
     unsafe {
         if _mm512_test_epi64_mask(v, _mm512_set1_epi64(-1 << 56)) == 0 {
             // At most 8 bytes each. The groups' own leading zeros give each lane's bytes: all
@@ -392,6 +412,7 @@ unsafe fn encode8(v: __m512i, dst: *mut u8) -> usize {
             let lz = _mm512_lzcnt_epi64(_mm512_or_si512(groups, _mm512_set1_epi64(1)));
             let keep =
                 _mm512_srlv_epi64(_mm512_set1_epi64(-1), _mm512_and_si512(lz, _mm512_set1_epi64(0x38)));
+            let keep = _mm512_maskz_mov_epi64(lanes, keep);
             // groups | (keep >> 8 & 0x80..)
             let bytes = _mm512_ternarylogic_epi64::<0xf8>(
                 groups,
@@ -399,10 +420,12 @@ unsafe fn encode8(v: __m512i, dst: *mut u8) -> usize {
                 _mm512_set1_epi8(-128),
             );
             let keep = _mm512_movepi8_mask(keep);
-            _mm512_storeu_si512(dst as *mut __m512i, _mm512_maskz_compress_epi8(keep, bytes));
-            return keep.count_ones() as usize;
+            let n = keep.count_ones() as usize;
+            store::<EXACT>(dst, _mm512_maskz_compress_epi8(keep, bytes), n);
+            return n;
         }
-        let lens = lengths(v);
+        // A lane left out has length 0, so no bytes.
+        let lens = _mm512_maskz_mov_epi64(lanes, lengths(v));
         // A value over 8 bytes: four at a time, each in a 16-byte lane (at most 40 bytes).
         let mut written = 0;
         for half in &DOUBLE_HALF {
@@ -413,57 +436,79 @@ unsafe fn encode8(v: __m512i, dst: *mut u8) -> usize {
             // Byte 0 of each 16-byte lane holds its value's length.
             let len_bytes =
                 _mm512_shuffle_epi8(_mm512_permutexvar_epi64(select, lens), _mm512_setzero_si512());
-            written +=
-                store_compacted(groups, len_bytes, &BYTE_IN_LANE16, &BYTE_IN_LANE16_PLUS1, dst.add(written));
+            written += store_compacted::<EXACT>(
+                groups,
+                len_bytes,
+                &BYTE_IN_LANE16,
+                &BYTE_IN_LANE16_PLUS1,
+                dst.add(written),
+            );
         }
         written
     }
 }
 
-/// Packed varint encoding of `values`, eight at a time (see the module documentation).
+/// Packed varint encoding of `values` (see the module documentation).
 ///
 /// # Safety
-/// AVX-512F/BW/VL/CD/VBMI/VBMI2 and AVX2.
+/// AVX-512F/BW/VL/CD/VBMI/VBMI2, AVX2 and BMI2.
 #[inline(always)]
 unsafe fn encode<W: Wire>(values: &[W::Elem], out: &mut [u8]) -> Result<usize> {
-    let whole = values.len() / 8 * 8;
-    let (head, rest) = values.split_at(whole);
     // SAFETY: the caller guarantees the instruction set.
-    let mut total = unsafe { W::total_len(head) };
-    if !rest.is_empty() {
-        let mut last = [0u8; 10 * 8];
-        total += W::portable(rest, &mut last)?;
-    }
+    let total = unsafe { W::total_len(values) };
     let Some(out) = out.get_mut(..total) else {
         return Err(Error::new(ErrorKind::OutputTooSmall, 0));
     };
     let dst = out.as_mut_ptr();
     let (mut pos, mut done) = (0usize, 0usize);
-    // Sixteen at a time in 32-bit lanes while they are short, else eight in 64-bit lanes.
+    // Whole-register stores: sixteen values a step in 32-bit lanes while they are short (or
+    // the run of at least eight short ones before a long one), else eight in 64-bit lanes.
     while values.len() - done >= 16 && total - pos >= MARGIN {
         // SAFETY: `done + 16 <= values.len()`; `pos + MARGIN <= total = out.len()`; the caller
         // guarantees the instruction set.
         unsafe {
-            if let Some(x) = W::load16_short(values.as_ptr().add(done)) {
-                pos += encode16(x, dst.add(pos));
+            let p = values.as_ptr().add(done);
+            let (x, long) = W::load16(p, 0xffff);
+            // The common step first, with a constant advance: `done` would otherwise depend on
+            // the loaded values, a chain through the load and the compare into the next load.
+            if long == 0 {
+                pos += encode16::<false>(x, 0xffff, dst.add(pos));
                 done += 16;
                 continue;
             }
-            let v = W::load8(values.as_ptr().add(done));
-            pos += encode8(v, dst.add(pos));
+            let run = long.trailing_zeros() as usize;
+            if run >= 8 {
+                pos += encode16::<false>(x, low_lanes(run) as u16, dst.add(pos));
+                done += run;
+                continue;
+            }
+            pos += encode8::<false>(W::load8(p, 0xff), 0xff, dst.add(pos));
         }
         done += 8;
     }
-    while values.len() - done >= 8 && total - pos >= MARGIN {
-        // SAFETY: `done + 8 <= values.len()`; `pos + MARGIN <= total = out.len()`; the caller
+    // The rest with lane-masked loads and byte-masked stores, the same steps.
+    while done < values.len() {
+        let left = values.len() - done;
+        // SAFETY: the masks select elements `done..done + left.min(16)`, all readable, and the
+        // stores write exactly the bytes of those encoded, within `pos..total`; the caller
         // guarantees the instruction set.
         unsafe {
-            let v = W::load8(values.as_ptr().add(done));
-            pos += encode8(v, dst.add(pos));
+            let p = values.as_ptr().add(done);
+            let lanes = low_lanes(left.min(16)) as u16;
+            let (x, long) = W::load16(p, lanes);
+            let run = (long.trailing_zeros() as usize).min(left);
+            if run > 0 {
+                pos += encode16::<true>(x, low_lanes(run) as u16, dst.add(pos));
+                done += run;
+                continue;
+            }
+            let lanes = low_lanes(left.min(8)) as u8;
+            pos += encode8::<true>(W::load8(p, lanes), lanes, dst.add(pos));
         }
-        done += 8;
+        done += left.min(8);
     }
-    W::portable(&values[done..], &mut out[pos..]).map(|n| pos + n)
+    debug_assert_eq!(pos, total);
+    Ok(total)
 }
 
 /// Instantiates [`encode`] for one element type inside an AVX-512 function.
@@ -488,5 +533,5 @@ encoder!(encode_sint32, Sint32, i32);
 
 /// Booleans are one byte each whatever the backend: the portable encoder.
 pub(crate) fn encode_bool(values: &[bool], out: &mut [u8]) -> Result<usize> {
-    portable::encode_bool(values, out)
+    crate::packed::portable::encode_bool(values, out)
 }
