@@ -23,13 +23,12 @@ use core::arch::x86_64::{
     _mm512_maskz_mov_epi64, _mm512_movepi8_mask, _mm512_multishift_epi64_epi8, _mm512_or_si512,
     _mm512_permutexvar_epi64, _mm512_reduce_add_epi64, _mm512_set1_epi64, _mm512_set1_epi8,
     _mm512_setzero_si512, _mm512_shuffle_epi8, _mm512_slli_epi64, _mm512_srai_epi64, _mm512_srli_epi64,
-    _mm512_srlv_epi64, _mm512_storeu_si512, _mm512_sub_epi64, _mm512_ternarylogic_epi64,
-    _mm512_test_epi64_mask, _mm512_xor_si512,
+    _mm512_srlv_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi64, _mm512_test_epi64_mask,
+    _mm512_xor_si512,
 };
 use core::arch::x86_64::{
-    _mm512_add_epi32, _mm512_cmplt_epi32_mask, _mm512_lzcnt_epi32, _mm512_mask_mov_epi32,
-    _mm512_reduce_add_epi32, _mm512_set1_epi32, _mm512_slli_epi32, _mm512_srai_epi32, _mm512_srli_epi32,
-    _mm512_sub_epi32,
+    _mm512_add_epi32, _mm512_lzcnt_epi32, _mm512_maskz_permutexvar_epi8, _mm512_reduce_add_epi32,
+    _mm512_set1_epi32, _mm512_slli_epi32, _mm512_srai_epi32, _mm512_srli_epi32,
 };
 use core::arch::x86_64::{
     _mm512_castsi256_si512, _mm512_cvtepi64_epi32, _mm512_inserti64x4, _mm512_srlv_epi32,
@@ -166,19 +165,11 @@ unsafe fn total_len_32<const KIND: u8>(values: &[u32], portable_len: impl Fn(&[u
                 } else {
                     x
                 };
-                let top = _mm512_sub_epi32(
-                    _mm512_set1_epi32(31),
-                    _mm512_lzcnt_epi32(_mm512_or_si512(w, _mm512_set1_epi32(1))),
-                );
-                let nine = _mm512_add_epi32(_mm512_slli_epi32::<3>(top), top);
-                let mut len = _mm512_srli_epi32::<6>(_mm512_add_epi32(nine, _mm512_set1_epi32(73)));
-                if KIND == INT32 {
-                    len = _mm512_mask_mov_epi32(
-                        len,
-                        _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512()),
-                        _mm512_set1_epi32(10),
-                    );
-                }
+                // The length by leading zeros, as `lengths` (for `int32` the table gives a
+                // negative value ten bytes).
+                let table = if KIND == INT32 { &LEN_BY_LZ32_INT32 } else { &LEN_BY_LZ32 };
+                let lz = _mm512_lzcnt_epi32(_mm512_or_si512(w, _mm512_set1_epi32(1)));
+                let len = _mm512_maskz_permutexvar_epi8(0x1111_1111_1111_1111, lz, image(table));
                 sum = _mm512_add_epi32(sum, len);
             }
             total += _mm512_reduce_add_epi32(sum) as u32 as usize;
@@ -303,21 +294,37 @@ impl Wire for Sint32 {
     }
 }
 
-/// The varint length (1..=10) of each 64-bit lane: `((63 - lzcnt(v | 1)) * 9 + 73) / 64`, which
-/// is `bits / 7 + 1` for the index `bits` of the highest set bit.
+/// Varint lengths by leading-zero count (of a value with at least one bit set): entry `lz` is
+/// the length of a `BITS`-bit value with `lz` leading zeros, except that for `int32` (`BITS`
+/// 32 with `NEGATIVE` 10) a value with none is negative and sign-extended to ten bytes.
+const fn lengths_by_lz<const BITS: usize>(negative: u8) -> Bytes64 {
+    let mut a = [0u8; 64];
+    let mut lz = 0;
+    while lz < BITS {
+        a[lz] = ((BITS - lz + 6) / 7) as u8;
+        lz += 1;
+    }
+    if negative != 0 {
+        a[0] = negative;
+    }
+    Bytes64(a)
+}
+
+static LEN_BY_LZ64: Bytes64 = lengths_by_lz::<64>(0);
+static LEN_BY_LZ32: Bytes64 = lengths_by_lz::<32>(0);
+static LEN_BY_LZ32_INT32: Bytes64 = lengths_by_lz::<32>(10);
+
+/// The varint length (1..=10) of each 64-bit lane: a byte table lookup (`vpermb`) by the
+/// lane's leading-zero count, keeping only each lane's low byte.
 ///
 /// # Safety
-/// AVX-512F/CD.
+/// AVX-512F/BW/CD/VBMI.
 #[inline(always)]
 unsafe fn lengths(v: __m512i) -> __m512i {
     // SAFETY: the caller guarantees the instruction set.
     unsafe {
-        let top = _mm512_sub_epi64(
-            _mm512_set1_epi64(63),
-            _mm512_lzcnt_epi64(_mm512_or_si512(v, _mm512_set1_epi64(1))),
-        );
-        let nine = _mm512_add_epi64(_mm512_slli_epi64::<3>(top), top);
-        _mm512_srli_epi64::<6>(_mm512_add_epi64(nine, _mm512_set1_epi64(73)))
+        let lz = _mm512_lzcnt_epi64(_mm512_or_si512(v, _mm512_set1_epi64(1)));
+        _mm512_maskz_permutexvar_epi8(0x0101_0101_0101_0101, lz, image(&LEN_BY_LZ64))
     }
 }
 
