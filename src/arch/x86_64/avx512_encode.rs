@@ -301,7 +301,7 @@ const fn lengths_by_lz<const BITS: usize>(negative: u8) -> Bytes64 {
     let mut a = [0u8; 64];
     let mut lz = 0;
     while lz < BITS {
-        a[lz] = ((BITS - lz + 6) / 7) as u8;
+        a[lz] = (BITS - lz).div_ceil(7) as u8;
         lz += 1;
     }
     if negative != 0 {
