@@ -39,6 +39,10 @@ use core::arch::x86_64::{
 /// position, and a wide step stores twice, the second up to 40 bytes further on.
 const MARGIN: usize = 40 + 64;
 
+/// The same for a step with one long value among sixteen: its last part is stored up to 70
+/// bytes further on.
+const SPLIT_MARGIN: usize = 70 + 64;
+
 /// 64 bytes as a constant register image.
 #[repr(align(64))]
 struct Bytes64([u8; 64]);
@@ -81,6 +85,8 @@ fn image(bytes: &Bytes64) -> __m512i {
 /// not read (so a step may cover the end of the array) and come back as zero.
 trait Wire {
     type Elem: Copy;
+    /// One element's wire value.
+    fn wire(e: Self::Elem) -> u64;
     /// The elements at `p` selected by `lanes` (bit `i`: element `i` of eight) as wire values,
     /// one per 64-bit lane.
     ///
@@ -188,6 +194,10 @@ struct Sint32;
 impl Wire for Uint64 {
     type Elem = u64;
     #[inline(always)]
+    fn wire(e: u64) -> u64 {
+        e
+    }
+    #[inline(always)]
     unsafe fn load8(p: *const u64, lanes: u8) -> __m512i {
         // SAFETY: forwarded from the caller.
         unsafe { _mm512_maskz_loadu_epi64(lanes, p as *const i64) }
@@ -211,6 +221,10 @@ unsafe fn load16_32(p: *const u32, lanes: u16) -> (__m512i, u16) {
 impl Wire for Uint32 {
     type Elem = u32;
     #[inline(always)]
+    fn wire(e: u32) -> u64 {
+        e as u64
+    }
+    #[inline(always)]
     unsafe fn load8(p: *const u32, lanes: u8) -> __m512i {
         // SAFETY: forwarded from the caller.
         unsafe { _mm512_cvtepu32_epi64(_mm256_maskz_loadu_epi32(lanes, p as *const i32)) }
@@ -229,6 +243,10 @@ impl Wire for Uint32 {
 
 impl Wire for Int32 {
     type Elem = i32;
+    #[inline(always)]
+    fn wire(e: i32) -> u64 {
+        e as i64 as u64
+    }
     #[inline(always)]
     unsafe fn load8(p: *const i32, lanes: u8) -> __m512i {
         // Sign-extended, as protobuf encodes a negative `int32` (ten bytes).
@@ -254,6 +272,10 @@ impl Wire for Int32 {
 impl Wire for Sint64 {
     type Elem = i64;
     #[inline(always)]
+    fn wire(e: i64) -> u64 {
+        crate::varint::zigzag_encode_64(e)
+    }
+    #[inline(always)]
     unsafe fn load8(p: *const i64, lanes: u8) -> __m512i {
         // SAFETY: forwarded from the caller.
         unsafe {
@@ -265,6 +287,10 @@ impl Wire for Sint64 {
 
 impl Wire for Sint32 {
     type Elem = i32;
+    #[inline(always)]
+    fn wire(e: i32) -> u64 {
+        crate::varint::zigzag_encode_32(e) as u64
+    }
     #[inline(always)]
     unsafe fn load8(p: *const i32, lanes: u8) -> __m512i {
         // Zigzag in 32 bits, then zero-extended.
@@ -377,6 +403,49 @@ unsafe fn store_compacted<const EXACT: bool>(
 /// of the low dword, bytes 4..8 of the high one.
 static SHIFTS4: Bytes64 = lanes16([0, 7, 14, 21, 32, 39, 46, 53, 0, 7, 14, 21, 32, 39, 46, 53]);
 
+/// Sixteen 32-bit wire values below 2^28 made into varint bytes in their lanes: `bytes` with
+/// continuation bits, `keep` all ones on the bytes each value takes.
+struct Short16 {
+    bytes: __m512i,
+    keep: __m512i,
+}
+
+/// [`Short16`] of the values in the lanes of `x`.
+///
+/// # Safety
+/// AVX-512F/BW/CD/VBMI.
+#[inline(always)]
+unsafe fn short16(x: __m512i) -> Short16 {
+    // SAFETY: the caller guarantees the instruction set.
+    unsafe {
+        let groups =
+            _mm512_and_si512(_mm512_multishift_epi64_epi8(image(&SHIFTS4), x), _mm512_set1_epi8(0x7f));
+        let lz = _mm512_lzcnt_epi32(_mm512_or_si512(groups, _mm512_set1_epi32(1)));
+        let keep = _mm512_srlv_epi32(_mm512_set1_epi32(-1), _mm512_and_si512(lz, _mm512_set1_epi32(0x18)));
+        let bytes =
+            _mm512_ternarylogic_epi32::<0xf8>(groups, _mm512_srli_epi32::<8>(keep), _mm512_set1_epi8(-128));
+        Short16 { bytes, keep }
+    }
+}
+
+impl Short16 {
+    /// Stores the bytes of the values in the lanes `lanes` selects at `dst`, compacted
+    /// ([`store`]); returns how many.
+    ///
+    /// # Safety
+    /// As [`store`] for those bytes; AVX-512F/BW/VBMI2 and BMI2.
+    #[inline(always)]
+    unsafe fn emit<const EXACT: bool>(&self, lanes: u16, dst: *mut u8) -> usize {
+        // SAFETY: the caller guarantees the instruction set and the writable bytes.
+        unsafe {
+            let keep = _mm512_movepi8_mask(_mm512_maskz_mov_epi32(lanes, self.keep));
+            let n = keep.count_ones() as usize;
+            store::<EXACT>(dst, _mm512_maskz_compress_epi8(keep, self.bytes), n);
+            n
+        }
+    }
+}
+
 /// Encodes the 32-bit wire values below 2^28 in the lanes of `x` that `lanes` selects (at
 /// most 64 bytes) at `dst`, as [`encode8`] does in 64-bit lanes; returns the bytes written.
 ///
@@ -384,20 +453,8 @@ static SHIFTS4: Bytes64 = lanes16([0, 7, 14, 21, 32, 39, 46, 53, 0, 7, 14, 21, 3
 /// As [`store`] for the values' bytes; AVX-512F/BW/VL/CD/VBMI/VBMI2 and BMI2.
 #[inline(always)]
 unsafe fn encode16<const EXACT: bool>(x: __m512i, lanes: u16, dst: *mut u8) -> usize {
-    // SAFETY: the caller guarantees the instruction set and the writable bytes.
-    unsafe {
-        let groups =
-            _mm512_and_si512(_mm512_multishift_epi64_epi8(image(&SHIFTS4), x), _mm512_set1_epi8(0x7f));
-        let lz = _mm512_lzcnt_epi32(_mm512_or_si512(groups, _mm512_set1_epi32(1)));
-        let keep = _mm512_srlv_epi32(_mm512_set1_epi32(-1), _mm512_and_si512(lz, _mm512_set1_epi32(0x18)));
-        let keep = _mm512_maskz_mov_epi32(lanes, keep);
-        let bytes =
-            _mm512_ternarylogic_epi32::<0xf8>(groups, _mm512_srli_epi32::<8>(keep), _mm512_set1_epi8(-128));
-        let keep = _mm512_movepi8_mask(keep);
-        let n = keep.count_ones() as usize;
-        store::<EXACT>(dst, _mm512_maskz_compress_epi8(keep, bytes), n);
-        n
-    }
+    // SAFETY: forwarded from the caller.
+    unsafe { short16(x).emit::<EXACT>(lanes, dst) }
 }
 
 /// Encodes the wire values in the lanes of `v` that `lanes` selects at `dst`; returns the
@@ -471,8 +528,8 @@ unsafe fn encode<W: Wire>(values: &[W::Elem], out: &mut [u8]) -> Result<usize> {
     // Whole-register stores: sixteen values a step in 32-bit lanes while they are short (or
     // the run of at least eight short ones before a long one), else eight in 64-bit lanes.
     while values.len() - done >= 16 && total - pos >= MARGIN {
-        // SAFETY: `done + 16 <= values.len()`; `pos + MARGIN <= total = out.len()`; the caller
-        // guarantees the instruction set.
+        // SAFETY: `done + 16 <= values.len()`; `pos + MARGIN <= total = out.len()` (and
+        // `SPLIT_MARGIN` for a split step); the caller guarantees the instruction set.
         unsafe {
             let p = values.as_ptr().add(done);
             let (x, long) = W::load16(p, 0xffff);
@@ -480,6 +537,20 @@ unsafe fn encode<W: Wire>(values: &[W::Elem], out: &mut [u8]) -> Result<usize> {
             // the loaded values, a chain through the load and the compare into the next load.
             if long == 0 {
                 pos += encode16::<false>(x, 0xffff, dst.add(pos));
+                done += 16;
+                continue;
+            }
+            if long & (long - 1) == 0 && total - pos >= SPLIT_MARGIN {
+                // One long value (a negative `int32`, say) among short ones: those before it,
+                // it (ten-byte stores), those after; still sixteen values.
+                let at = long.trailing_zeros() as usize;
+                let parts = short16(x);
+                pos += parts.emit::<false>(long - 1, dst.add(pos));
+                let (low, high, len) = crate::varint::encode_words(W::wire(*p.add(at)));
+                dst.add(pos).cast::<[u8; 8]>().write_unaligned(low.to_le_bytes());
+                dst.add(pos + 8).cast::<[u8; 2]>().write_unaligned((high as u16).to_le_bytes());
+                pos += len;
+                pos += parts.emit::<false>(!(long | (long - 1)), dst.add(pos));
                 done += 16;
                 continue;
             }
