@@ -48,10 +48,13 @@ trait VarintType {
     fn wire_len(value: Self::Elem) -> usize;
     /// Whether wire values are 64-bit (`to_wire` may exceed 2^32).
     const WIDE: bool;
+    /// Encodes a block of [`BLOCK`] elements at the start of `dst`; `None` (nothing written)
+    /// when `dst` lacks room for their bytes plus [`BLOCK_SLACK`].
+    fn encode_block<B: Block32>(block: &[Self::Elem; BLOCK], dst: &mut [u8]) -> Option<usize>;
     /// Encodes the first `count` (at most [`BLOCK`]) elements of `block` (the others are zero
-    /// padding) at the start of `dst`, which must hold at least their bytes; writes nothing
-    /// past `dst` and returns their bytes.
-    fn encode_block<B: Block32>(block: &[Self::Elem; BLOCK], count: usize, dst: &mut [u8]) -> usize;
+    /// padding) at the start of `dst`, which must hold at least their bytes: writes nothing past
+    /// `dst`, returns their bytes. For the end of the output, where `encode_block` refuses.
+    fn encode_block_end(block: &[Self::Elem; BLOCK], count: usize, dst: &mut [u8]) -> usize;
     fn decode(payload: Payload, out: &mut [Self::Elem]) -> Result<usize>;
     /// Encodes through the dispatched kernel.
     fn encode(values: &[Self::Elem], out: &mut [u8]) -> Result<usize>;
@@ -67,12 +70,14 @@ fn len_32(v: u32) -> usize {
 /// Values per block of the bulk encoder.
 pub(crate) const BLOCK: usize = 32;
 
+/// How far the stores of a block may reach past its last byte: the whole-word stores of its
+/// last value.
+const BLOCK_SLACK: usize = 10;
+
 /// How a backend encodes a block of 32-bit wire values (see [`encode_block_32`], the portable
-/// one, whose results every implementation must match). The contract is that of
-/// `VarintType::encode_block`: the first `count` values (the others are zero padding) at the
-/// start of `dst`, which holds at least their bytes; nothing written past `dst`.
+/// one, whose results and `None` cases every implementation must match).
 pub(crate) trait Block32 {
-    fn encode<const SIGNED: bool>(v: &[u32; BLOCK], count: usize, dst: &mut [u8]) -> usize;
+    fn encode<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize>;
 }
 
 /// [`encode_block_32`] itself.
@@ -80,8 +85,8 @@ pub(crate) struct PortableBlock32;
 
 impl Block32 for PortableBlock32 {
     #[inline(always)]
-    fn encode<const SIGNED: bool>(v: &[u32; BLOCK], count: usize, dst: &mut [u8]) -> usize {
-        encode_block_32::<SIGNED>(v, count, dst)
+    fn encode<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
+        encode_block_32::<SIGNED>(v, dst)
     }
 }
 
@@ -89,32 +94,49 @@ impl Block32 for PortableBlock32 {
 /// in two passes. The first, in 32-bit lanes the compiler vectorizes, computes each value's
 /// bytes 0..4 with their continuation bits, its byte 4 (for a negative `int32`, bytes 4..8),
 /// and its length; the second stores them unaligned, one value after another, advancing by
-/// each length, so that each value's stores overwrite the spill of the previous one's. Near the
-/// end of `dst`, where such stores would reach past it, the last values are stored exactly.
+/// each length, so that each value's stores overwrite the spill of the previous one's.
 #[inline(always)]
-pub(crate) fn encode_block_32<const SIGNED: bool>(v: &[u32; BLOCK], count: usize, dst: &mut [u8]) -> usize {
+pub(crate) fn encode_block_32<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
     if v.iter().fold(0, |acc, &x| acc | x) < 0x80 {
-        return encode_block_one_byte(v, count, dst);
+        return encode_block_one_byte(v, dst);
     }
-    encode_block_32_wide::<SIGNED>(v, count, dst)
+    encode_block_32_wide::<SIGNED>(v, dst)
 }
 
 /// A block of one-byte values (enums, small ids, bools): its values narrowed to bytes.
 #[inline(always)]
-pub(crate) fn encode_block_one_byte(v: &[u32; BLOCK], count: usize, dst: &mut [u8]) -> usize {
-    for (d, &x) in dst[..count].iter_mut().zip(v) {
+pub(crate) fn encode_block_one_byte(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
+    let dst = dst.get_mut(..BLOCK + BLOCK_SLACK)?;
+    for (d, &x) in dst.iter_mut().zip(v) {
         *d = x as u8;
     }
-    count
+    Some(BLOCK)
 }
 
 /// [`encode_block_32`] for a block with a value of two bytes or more.
 #[inline(always)]
-pub(crate) fn encode_block_32_wide<const SIGNED: bool>(
-    v: &[u32; BLOCK],
-    count: usize,
-    dst: &mut [u8],
-) -> usize {
+pub(crate) fn encode_block_32_wide<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
+    let (low, high, lens) = block_words_32::<SIGNED>(v);
+    let bytes = lens.iter().sum::<u32>() as usize;
+    if dst.len() < bytes + BLOCK_SLACK {
+        return None;
+    }
+    let p = dst.as_mut_ptr();
+    let mut at = 0usize;
+    for i in 0..BLOCK {
+        // SAFETY: `at` is the sum of the lengths before value i, so `at + 10 <= bytes + 9`:
+        // every store below lies within `dst`, which has `bytes + BLOCK_SLACK` bytes.
+        unsafe { store_words_32::<SIGNED>(p.add(at), low[i], high[i]) };
+        at += lens[i] as usize;
+    }
+    debug_assert_eq!(at, bytes);
+    Some(bytes)
+}
+
+/// The first pass of the 32-bit block encoders: each value's bytes 0..4 with their
+/// continuation bits, its byte 4 (for a negative `int32`, bytes 4..8), and its length.
+#[inline(always)]
+fn block_words_32<const SIGNED: bool>(v: &[u32; BLOCK]) -> ([u32; BLOCK], [u32; BLOCK], [u32; BLOCK]) {
     let mut low = [0u32; BLOCK];
     let mut high = [0u32; BLOCK];
     let mut lens = [0u32; BLOCK];
@@ -140,36 +162,11 @@ pub(crate) fn encode_block_32_wide<const SIGNED: bool>(
         high[i] = h;
         lens[i] = len;
     }
-    // How far a value's stores reach: bytes 0..5, or 0..10 with the sign-extension constant.
-    let reach = if SIGNED { varint::MAX_LEN } else { 5 };
-    let (mut at, mut i) = (0usize, 0usize);
-    if count == BLOCK && lens.iter().sum::<u32>() as usize + reach <= dst.len() {
-        // A whole block well inside the output: no check per value.
-        for (j, &len) in lens.iter().enumerate() {
-            // SAFETY: `at + reach <= bytes - len + reach <= dst.len()`.
-            unsafe { store_words_32::<SIGNED>(dst.as_mut_ptr().add(at), low[j], high[j]) };
-            at += len as usize;
-        }
-        return at;
-    }
-    while i < count && at + reach <= dst.len() {
-        // SAFETY: `at + reach <= dst.len()` by the loop condition.
-        unsafe { store_words_32::<SIGNED>(dst.as_mut_ptr().add(at), low[i], high[i]) };
-        at += lens[i] as usize;
-        i += 1;
-    }
-    let sign_extension = if SIGNED { 0x01ff } else { 0 };
-    for j in i..count {
-        let len = lens[j] as usize;
-        let bytes = low[j] as u64 | (high[j] as u64) << 32;
-        store_exact(bytes, sign_extension, len, &mut dst[at..]);
-        at += len;
-    }
-    at
+    (low, high, lens)
 }
 
-/// Stores a value of [`encode_block_32_wide`] as whole words: `low` at `p`, then the low byte
-/// of `high` or (for `SIGNED`) all of it and the `ff 01` of a sign-extended value.
+/// Stores a value of [`block_words_32`] as whole words: `low` at `p`, then the low byte of
+/// `high` or (for `SIGNED`) all of it and the `ff 01` of a sign-extended value.
 ///
 /// # Safety
 /// `p` must be valid for writes of 5 bytes, or 10 for `SIGNED`.
@@ -187,17 +184,32 @@ unsafe fn store_words_32<const SIGNED: bool>(p: *mut u8, low: u32, high: u32) {
     }
 }
 
-/// Stores the two words of a varint ([`varint::encode_words`]) at `p`: ten bytes.
-///
-/// # Safety
-/// `p` must be valid for writes of 10 bytes.
+/// [`encode_block_32`] for the end of the output (the contract of
+/// `VarintType::encode_block_end`): whole-word stores while they fit, exact ones after.
 #[inline(always)]
-unsafe fn store_words_64(p: *mut u8, low: u64, high: u16) {
-    // SAFETY: within the ten bytes the caller guarantees.
-    unsafe {
-        p.cast::<[u8; 8]>().write_unaligned(low.to_le_bytes());
-        p.add(8).cast::<[u8; 2]>().write_unaligned(high.to_le_bytes());
+fn encode_block_32_end<const SIGNED: bool>(v: &[u32; BLOCK], count: usize, dst: &mut [u8]) -> usize {
+    if v.iter().fold(0, |acc, &x| acc | x) < 0x80 {
+        for (d, &x) in dst[..count].iter_mut().zip(v) {
+            *d = x as u8;
+        }
+        return count;
     }
+    let (low, high, lens) = block_words_32::<SIGNED>(v);
+    let reach = if SIGNED { varint::MAX_LEN } else { 5 };
+    let (mut at, mut i) = (0usize, 0usize);
+    while i < count && at + reach <= dst.len() {
+        // SAFETY: `at + reach <= dst.len()` by the loop condition.
+        unsafe { store_words_32::<SIGNED>(dst.as_mut_ptr().add(at), low[i], high[i]) };
+        at += lens[i] as usize;
+        i += 1;
+    }
+    let sign_extension = if SIGNED { 0x01ff } else { 0 };
+    for j in i..count {
+        let len = lens[j] as usize;
+        store_exact(low[j] as u64 | (high[j] as u64) << 32, sign_extension, len, &mut dst[at..]);
+        at += len;
+    }
+    at
 }
 
 /// Writes the `len` bytes of a varint given as [`varint::encode_words`] gives it at the start
@@ -223,11 +235,7 @@ fn store_exact(low: u64, high: u64, len: usize, dst: &mut [u8]) {
 /// spill of the one before) while ten bytes remain, exact stores after. Returns the position
 /// after the last.
 #[inline(always)]
-pub(crate) fn store_words(
-    mut words: impl Iterator<Item = (u64, u64, usize)>,
-    dst: &mut [u8],
-    mut at: usize,
-) -> usize {
+fn store_words(mut words: impl Iterator<Item = (u64, u64, usize)>, dst: &mut [u8], mut at: usize) -> usize {
     for (low, high, len) in words.by_ref() {
         let Some(d) = dst.get_mut(at..at + varint::MAX_LEN) else {
             store_exact(low, high, len, &mut dst[at..]);
@@ -246,21 +254,21 @@ pub(crate) fn store_words(
 }
 
 /// Encodes a block of 64-bit wire values: blocks whose values all fit 32 bits (or are all
-/// sign-extended 32-bit values, like negative `int32`s stored as `int64`) take the 32-bit block
-/// encoder; others compute each value's two words branch-free ([`varint::encode_words`]) and
-/// store them unaligned, the last values of the output exactly.
+/// sign-extended 32-bit values, like negative `int32`s stored as `int64`) take
+/// [`encode_block_32`]; others compute each value's two words branch-free
+/// ([`varint::encode_words`]) and store them unaligned.
 #[inline(always)]
-fn encode_block_64<B: Block32>(v: &[u64; BLOCK], count: usize, dst: &mut [u8]) -> usize {
+fn encode_block_64<B: Block32>(v: &[u64; BLOCK], dst: &mut [u8]) -> Option<usize> {
     let or = v.iter().fold(0, |acc, &x| acc | x);
     if or < 0x80 {
-        return encode_block_one_byte(&core::array::from_fn(|i| v[i] as u32), count, dst);
+        return encode_block_one_byte(&core::array::from_fn(|i| v[i] as u32), dst);
     }
     if or >> 32 == 0 {
-        return B::encode::<false>(&core::array::from_fn(|i| v[i] as u32), count, dst);
+        return B::encode::<false>(&core::array::from_fn(|i| v[i] as u32), dst);
     }
     let int32 = v.iter().fold(0, |acc, &x| acc | x.wrapping_add(1 << 31) >> 32) == 0;
     if int32 {
-        return B::encode::<true>(&core::array::from_fn(|i| v[i] as u32), count, dst);
+        return B::encode::<true>(&core::array::from_fn(|i| v[i] as u32), dst);
     }
     let mut low = [0u64; BLOCK];
     let mut high = [0u16; BLOCK];
@@ -271,26 +279,34 @@ fn encode_block_64<B: Block32>(v: &[u64; BLOCK], count: usize, dst: &mut [u8]) -
         high[i] = h as u16;
         lens[i] = n as u8;
     }
-    let (mut at, mut i) = (0usize, 0usize);
-    if count == BLOCK && lens.iter().map(|&n| n as usize).sum::<usize>() + varint::MAX_LEN <= dst.len() {
-        for (j, &len) in lens.iter().enumerate() {
-            // SAFETY: `at + 10 <= bytes - len + 10 <= dst.len()`.
-            unsafe { store_words_64(dst.as_mut_ptr().add(at), low[j], high[j]) };
-            at += len as usize;
+    let bytes = lens.iter().map(|&n| n as usize).sum::<usize>();
+    if dst.len() < bytes + BLOCK_SLACK {
+        return None;
+    }
+    let p = dst.as_mut_ptr();
+    let mut at = 0usize;
+    for i in 0..BLOCK {
+        // SAFETY: as in `encode_block_32`, `at + 10 <= bytes + 9 < dst.len()`.
+        unsafe {
+            p.add(at).cast::<[u8; 8]>().write_unaligned(low[i].to_le_bytes());
+            p.add(at + 8).cast::<[u8; 2]>().write_unaligned(high[i].to_le_bytes());
         }
-        return at;
-    }
-    while i < count && at + varint::MAX_LEN <= dst.len() {
-        // SAFETY: `at + 10 <= dst.len()` by the loop condition.
-        unsafe { store_words_64(dst.as_mut_ptr().add(at), low[i], high[i]) };
         at += lens[i] as usize;
-        i += 1;
     }
-    for j in i..count {
-        store_exact(low[j], high[j] as u64, lens[j] as usize, &mut dst[at..]);
-        at += lens[j] as usize;
+    Some(bytes)
+}
+
+/// [`encode_block_64`] for the end of the output (the contract of
+/// `VarintType::encode_block_end`).
+#[inline(always)]
+fn encode_block_64_end(v: &[u64; BLOCK], count: usize, dst: &mut [u8]) -> usize {
+    if v.iter().fold(0, |acc, &x| acc | x) >> 32 == 0 {
+        return encode_block_32_end::<false>(&core::array::from_fn(|i| v[i] as u32), count, dst);
     }
-    at
+    if v.iter().fold(0, |acc, &x| acc | x.wrapping_add(1 << 31) >> 32) == 0 {
+        return encode_block_32_end::<true>(&core::array::from_fn(|i| v[i] as u32), count, dst);
+    }
+    store_words(v[..count].iter().map(|&x| varint::encode_words(x)), dst, 0)
 }
 
 /// Packed payloads shorter than this (one SIMD window) are decoded and skipped by the scalar
@@ -310,7 +326,7 @@ fn encode_block_64<B: Block32>(v: &[u64; BLOCK], count: usize, dst: &mut [u8]) -
 const SMALL_PAYLOAD: usize = 64;
 
 macro_rules! varint_type {
-    ($name:ident, $elem:ty, $wide:expr, |$e:ident| $to:expr, |$l:ident| $len:expr, |$b:ident, $c:ident, $d:ident| $block:expr, $kernel:ident, $adapt:path, $enc_kernel:ident, $enc_adapt:path) => {
+    ($name:ident, $elem:ty, $wide:expr, |$e:ident| $to:expr, |$l:ident| $len:expr, |$b:ident, $d:ident| $block:expr, |$eb:ident, $ec:ident, $ed:ident| $end:expr, $kernel:ident, $adapt:path, $enc_kernel:ident, $enc_adapt:path) => {
         struct $name;
         impl VarintType for $name {
             type Elem = $elem;
@@ -324,8 +340,12 @@ macro_rules! varint_type {
                 $len
             }
             #[inline(always)]
-            fn encode_block<B: Block32>($b: &[$elem; BLOCK], $c: usize, $d: &mut [u8]) -> usize {
+            fn encode_block<B: Block32>($b: &[$elem; BLOCK], $d: &mut [u8]) -> Option<usize> {
                 $block
+            }
+            #[inline(always)]
+            fn encode_block_end($eb: &[$elem; BLOCK], $ec: usize, $ed: &mut [u8]) -> usize {
+                $end
             }
             #[inline(always)]
             fn decode(payload: Payload, out: &mut [$elem]) -> Result<usize> {
@@ -358,7 +378,8 @@ varint_type!(
     true,
     |v| v,
     |v| varint::encoded_len(v),
-    |b, c, d| encode_block_64::<B>(b, c, d),
+    |b, d| encode_block_64::<B>(b, d),
+    |b, c, d| encode_block_64_end(b, c, d),
     decode_u64,
     core::convert::identity,
     encode_u64,
@@ -370,7 +391,8 @@ varint_type!(
     false,
     |v| v as u64,
     |v| len_32(v),
-    |b, c, d| B::encode::<false>(b, c, d),
+    |b, d| B::encode::<false>(b, d),
+    |b, c, d| encode_block_32_end::<false>(b, c, d),
     decode_u32,
     core::convert::identity,
     encode_u32,
@@ -383,7 +405,8 @@ varint_type!(
     true,
     |v| v as u64,
     |v| varint::encoded_len(v as u64),
-    |b, c, d| encode_block_64::<B>(&map(b, |v| v as u64), c, d),
+    |b, d| encode_block_64::<B>(&map(b, |v| v as u64), d),
+    |b, c, d| encode_block_64_end(&map(b, |v| v as u64), c, d),
     decode_u64,
     bytemuck::cast_slice_mut,
     encode_u64,
@@ -397,7 +420,8 @@ varint_type!(
     |v| v as i64 as u64,
     // As a u32 a negative value takes 5 bytes; sign-extended, 10.
     |v| len_32(v as u32) + 5 * (v < 0) as usize,
-    |b, c, d| B::encode::<true>(&map(b, |v| v as u32), c, d),
+    |b, d| B::encode::<true>(&map(b, |v| v as u32), d),
+    |b, c, d| encode_block_32_end::<true>(&map(b, |v| v as u32), c, d),
     decode_u32,
     bytemuck::cast_slice_mut,
     encode_i32,
@@ -409,7 +433,8 @@ varint_type!(
     true,
     |v| varint::zigzag_encode_64(v),
     |v| varint::encoded_len(varint::zigzag_encode_64(v)),
-    |b, c, d| encode_block_64::<B>(&map(b, varint::zigzag_encode_64), c, d),
+    |b, d| encode_block_64::<B>(&map(b, varint::zigzag_encode_64), d),
+    |b, c, d| encode_block_64_end(&map(b, varint::zigzag_encode_64), c, d),
     decode_sint64,
     core::convert::identity,
     encode_sint64,
@@ -421,7 +446,8 @@ varint_type!(
     false,
     |v| varint::zigzag_encode_32(v) as u64,
     |v| len_32(varint::zigzag_encode_32(v)),
-    |b, c, d| B::encode::<false>(&map(b, varint::zigzag_encode_32), c, d),
+    |b, d| B::encode::<false>(&map(b, varint::zigzag_encode_32), d),
+    |b, c, d| encode_block_32_end::<false>(&map(b, varint::zigzag_encode_32), c, d),
     decode_sint32,
     core::convert::identity,
     encode_sint32,
@@ -433,7 +459,8 @@ varint_type!(
     false,
     |v| v as u64,
     |_v| 1,
-    |b, c, d| B::encode::<false>(&map(b, |v| v as u32), c, d),
+    |b, d| B::encode::<false>(&map(b, |v| v as u32), d),
+    |b, c, d| encode_block_32_end::<false>(&map(b, |v| v as u32), c, d),
     decode_bool,
     core::convert::identity,
     encode_bool,
@@ -467,15 +494,11 @@ fn encoded_len_varint_type<V: VarintType>(values: &[V::Elem]) -> usize {
     total + sum(blocks.remainder())
 }
 
-/// A last partial block of this many values or more is padded and goes through the block
-/// encoder; fewer are encoded one at a time, which costs less than a block's first pass.
-const PAD_FROM: usize = 8;
-
 /// Packed varint encoding. The whole length is summed first, so that nothing is written when
-/// the output is too small and the output is written once, front to back, by the type's block
-/// encoder, [`BLOCK`] values at a time (branch-free, whole-word unaligned stores, exact ones
-/// for the last values of the output; see [`encode_block_32`] and [`encode_block_64`]); a last
-/// partial block is padded with zeros, unless it is short ([`PAD_FROM`]).
+/// the output is too small and the output is written once, front to back. Then blocks of
+/// [`BLOCK`] values go through the type's block encoder (branch-free, whole-word unaligned
+/// stores; see [`encode_block_32`] and [`encode_block_64`]) while their bytes and the stores'
+/// slack fit before the end of the payload; the values after that go to [`encode_end`].
 #[inline(always)]
 fn encode_varint_type<V: VarintType, B: Block32>(values: &[V::Elem], out: &mut [u8]) -> Result<usize> {
     let total = encoded_len_varint_type::<V>(values);
@@ -483,22 +506,43 @@ fn encode_varint_type<V: VarintType, B: Block32>(values: &[V::Elem], out: &mut [
         return Err(Error::new(ErrorKind::OutputTooSmall, 0));
     };
     let mut pos = 0;
-    let mut blocks = values.chunks_exact(BLOCK);
-    for block in &mut blocks {
+    let mut done = 0;
+    for block in values.chunks_exact(BLOCK) {
         let Ok(block) = <&[V::Elem; BLOCK]>::try_from(block) else { break };
-        pos += V::encode_block::<B>(block, BLOCK, &mut out[pos..]);
+        match V::encode_block::<B>(block, &mut out[pos..]) {
+            Some(n) => pos += n,
+            None => break,
+        }
+        done += BLOCK;
     }
-    let rest = blocks.remainder();
-    if rest.len() < PAD_FROM {
-        let words = rest.iter().map(|&v| varint::encode_words(V::to_wire(v)));
-        pos = store_words(words, out, pos);
-    } else {
-        let mut block = [V::Elem::default(); BLOCK];
-        block[..rest.len()].copy_from_slice(rest);
-        pos += V::encode_block::<B>(&block, rest.len(), &mut out[pos..]);
-    }
+    pos += encode_end::<V>(&values[done..], &mut out[pos..]);
     debug_assert_eq!(pos, total);
     Ok(total)
+}
+
+/// A last partial block of this many values or more is padded and goes through a block
+/// encoder; fewer are encoded one at a time, which costs less than a block's first pass.
+const PAD_FROM: usize = 8;
+
+/// Encodes the values the block loop left (the last partial block, and a block whose stores
+/// would reach past the output) into `out`, which holds exactly their bytes, a block at a time
+/// with exact stores at the very end (`VarintType::encode_block_end`). Out of line, so that
+/// the block loop keeps its constants in registers, and so that no value is copied with a
+/// `memcpy` call of its own length (more than the encoding costs at this size).
+#[inline(never)]
+fn encode_end<V: VarintType>(values: &[V::Elem], out: &mut [u8]) -> usize {
+    let mut pos = 0;
+    for chunk in values.chunks(BLOCK) {
+        if chunk.len() < PAD_FROM {
+            let words = chunk.iter().map(|&v| varint::encode_words(V::to_wire(v)));
+            pos = store_words(words, out, pos);
+        } else {
+            let mut block = [V::Elem::default(); BLOCK];
+            block[..chunk.len()].copy_from_slice(chunk);
+            pos += V::encode_block_end(&block, chunk.len(), &mut out[pos..]);
+        }
+    }
+    pos
 }
 
 #[cfg(feature = "alloc")]

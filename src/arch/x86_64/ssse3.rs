@@ -85,31 +85,38 @@ const LOW_BYTES: [i8; 16] = [0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1
 
 impl crate::packed::Block32 for ShuffleBlock32 {
     #[inline(always)]
-    fn encode<const SIGNED: bool>(v: &[u32; BLOCK], count: usize, dst: &mut [u8]) -> usize {
+    fn encode<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
         let or = v.iter().fold(0, |acc, &x| acc | x);
         if or < 0x80 {
-            return crate::packed::encode_block_one_byte(v, count, dst);
+            return crate::packed::encode_block_one_byte(v, dst);
         }
-        if !SIGNED && or >> 28 != 0 {
-            return crate::packed::encode_block_32_wide::<SIGNED>(v, count, dst);
+        // Room for ten bytes a value and the reach of the last 16-byte store; closer to the
+        // end of the output the portable encoder takes the block.
+        if dst.len() < BLOCK * 10 + 16 || (!SIGNED && or >> 28 != 0) {
+            return crate::packed::encode_block_32_wide::<SIGNED>(v, dst);
         }
-        let wire = |x: u32| if SIGNED { x as i32 as i64 as u64 } else { x as u64 };
-        let (mut at, mut i) = (0usize, 0usize);
-        // Four values a step while a 16-byte store fits; a group with a value of 2^28 or more
-        // (or a negative `int32`) goes one value at a time.
-        while i + 4 <= count && at + 16 <= dst.len() {
-            // SAFETY: only instantiated inside functions compiled with SSSE3 enabled; `v[i..]`
-            // holds four values, and the store lies within `at..at + 16`, inside `dst`.
-            if let Some(n) = unsafe { pack4(v.as_ptr().add(i), dst.as_mut_ptr().add(at)) } {
-                at += n;
-            } else {
-                let words = v[i..i + 4].iter().map(|&x| crate::varint::encode_words(wire(x)));
-                at = crate::packed::store_words(words, dst, at);
+        let p = dst.as_mut_ptr();
+        let mut at = 0usize;
+        for group in v.chunks_exact(4) {
+            // SAFETY: only instantiated inside functions compiled with SSSE3 enabled; `group`
+            // holds four values. `at` is at most 28 values of ten bytes, so every store (within
+            // `at + 10` for a value, `at + 16` for a step) stays within the `BLOCK * 10 + 16`
+            // bytes of `dst`.
+            unsafe {
+                if let Some(n) = pack4(group.as_ptr(), p.add(at)) {
+                    at += n;
+                    continue;
+                }
+                for &x in group {
+                    let wire = if SIGNED { x as i32 as i64 as u64 } else { x as u64 };
+                    let (low, high, len) = crate::varint::encode_words(wire);
+                    p.add(at).cast::<[u8; 8]>().write_unaligned(low.to_le_bytes());
+                    p.add(at + 8).cast::<[u8; 2]>().write_unaligned((high as u16).to_le_bytes());
+                    at += len;
+                }
             }
-            i += 4;
         }
-        let words = v[i..count].iter().map(|&x| crate::varint::encode_words(wire(x)));
-        crate::packed::store_words(words, dst, at)
+        Some(at)
     }
 }
 
