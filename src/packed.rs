@@ -526,10 +526,11 @@ const PAD_FROM: usize = 8;
 
 /// Encodes the values the block loop left (the last partial block, and a block whose stores
 /// would reach past the output) into `out`, which holds exactly their bytes, a block at a time
-/// with exact stores at the very end (`VarintType::encode_block_end`). Out of line, so that
-/// the block loop keeps its constants in registers, and so that no value is copied with a
-/// `memcpy` call of its own length (more than the encoding costs at this size).
-#[inline(never)]
+/// with exact stores at the very end (`VarintType::encode_block_end`), so that no value is
+/// copied with a `memcpy` call of its own length (more than the encoding costs at this size).
+/// Inline, so that it is compiled with the backend's target features (out of line it counted
+/// 13% more instructions for 100 `realistic` values on AVX2, and no fewer at 10,000).
+#[inline(always)]
 fn encode_end<V: VarintType>(values: &[V::Elem], out: &mut [u8]) -> usize {
     let mut pos = 0;
     for chunk in values.chunks(BLOCK) {
