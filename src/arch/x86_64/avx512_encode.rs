@@ -574,6 +574,12 @@ unsafe fn encode<W: Wire>(values: &[W::Elem], out: &mut [u8]) -> Result<usize> {
             let p = values.as_ptr().add(done);
             let lanes = low_lanes(left.min(16)) as u16;
             let (x, long) = W::load16(p, lanes);
+            if long == 0 {
+                // As in the loop above: an advance that does not depend on the values.
+                pos += encode16::<true>(x, lanes, dst.add(pos));
+                done += left.min(16);
+                continue;
+            }
             let run = (long.trailing_zeros() as usize).min(left);
             if run > 0 {
                 pos += encode16::<true>(x, low_lanes(run) as u16, dst.add(pos));
