@@ -21,19 +21,16 @@ use core::arch::x86_64::{
     _mm512_loadu_si512, _mm512_lzcnt_epi64, _mm512_mask_add_epi8, _mm512_mask_storeu_epi8,
     _mm512_maskz_compress_epi8, _mm512_maskz_loadu_epi32, _mm512_maskz_loadu_epi64, _mm512_maskz_mov_epi32,
     _mm512_maskz_mov_epi64, _mm512_movepi8_mask, _mm512_multishift_epi64_epi8, _mm512_or_si512,
-    _mm512_permutexvar_epi64, _mm512_reduce_add_epi64, _mm512_set1_epi64, _mm512_set1_epi8,
-    _mm512_setzero_si512, _mm512_shuffle_epi8, _mm512_slli_epi64, _mm512_srai_epi64, _mm512_srli_epi64,
-    _mm512_srlv_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi64, _mm512_test_epi64_mask,
-    _mm512_xor_si512,
+    _mm512_permutex2var_epi32, _mm512_permutexvar_epi64, _mm512_reduce_add_epi64, _mm512_set1_epi64,
+    _mm512_set1_epi8, _mm512_setzero_si512, _mm512_shuffle_epi8, _mm512_slli_epi64, _mm512_srai_epi64,
+    _mm512_srli_epi64, _mm512_srlv_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi64,
+    _mm512_test_epi64_mask, _mm512_xor_si512,
 };
 use core::arch::x86_64::{
     _mm512_add_epi32, _mm512_lzcnt_epi32, _mm512_maskz_permutexvar_epi8, _mm512_reduce_add_epi32,
     _mm512_set1_epi32, _mm512_slli_epi32, _mm512_srai_epi32, _mm512_srli_epi32,
 };
-use core::arch::x86_64::{
-    _mm512_castsi256_si512, _mm512_cvtepi64_epi32, _mm512_inserti64x4, _mm512_srlv_epi32,
-    _mm512_ternarylogic_epi32, _mm512_test_epi32_mask,
-};
+use core::arch::x86_64::{_mm512_srlv_epi32, _mm512_ternarylogic_epi32, _mm512_test_epi32_mask};
 
 /// Bytes that must remain in the output before a step: its stores write 64 bytes at the current
 /// position, and a wide step stores twice, the second up to 40 bytes further on.
@@ -71,6 +68,17 @@ static BYTE_IN_LANE16: Bytes64 = lanes16([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 
 /// Byte `i` of a 16-byte lane is `i + 1`.
 static BYTE_IN_LANE16_PLUS1: Bytes64 = lanes16([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
 
+/// `vpermt2d` indices of the low dword of each of sixteen qwords in two registers.
+static LOW_DWORDS: Bytes64 = {
+    let mut a = [0u8; 64];
+    let mut i = 0;
+    while i < 16 {
+        a[4 * i] = (2 * i) as u8;
+        i += 1;
+    }
+    Bytes64(a)
+};
+
 /// Qword indices `[4h, 4h, 4h+1, 4h+1, ..]`: half `h` of eight values, each value twice.
 static DOUBLE_HALF: [[u64; 8]; 2] = [[0, 0, 1, 1, 2, 2, 3, 3], [4, 4, 5, 5, 6, 6, 7, 7]];
 
@@ -107,10 +115,8 @@ trait Wire {
             let high_bits = _mm512_set1_epi64(!0x0fff_ffff);
             let long = _mm512_test_epi64_mask(lo, high_bits) as u16
                 | (_mm512_test_epi64_mask(hi, high_bits) as u16) << 8;
-            let x = _mm512_inserti64x4::<1>(
-                _mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)),
-                _mm512_cvtepi64_epi32(hi),
-            );
+            // The low dword of every qword, `lo`'s then `hi`'s: one two-source permute.
+            let x = _mm512_permutex2var_epi32(lo, image(&LOW_DWORDS), hi);
             (x, long)
         }
     }
