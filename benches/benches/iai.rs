@@ -17,7 +17,8 @@
 //! AVX-512 instruction under it is SIGILL), so the AVX-512 backend is measured by the wall-clock
 //! benches only. The contenders' functions take the same setup and ignore the backend.
 //! Encoding dispatches; under valgrind it is the AVX2 backend's encoder (the portable encoder
-//! compiled for AVX2 and BMI2): one pbwire row each. Field scanning does not dispatch (the field iterator,
+//! compiled for AVX2 and BMI2): one pbwire row each, plus `encode_short`, the same values as
+//! 100 arrays of 100 encoded one call each (the per-call cost and the exact end of each output). Field scanning does not dispatch (the field iterator,
 //! `decode_tag` + `skip_field`, `Reader::skip_next` and `validate`), nor do the message decoders
 //! (`Reader` in the generated-code shape of `pbwire_bench::msgs`, beside prost's derive decode).
 
@@ -345,6 +346,61 @@ fn prost_encode(mut e: Encode) -> (Encode, usize) {
 
 library_benchmark_group!(name = encode_u64; benchmarks = pbwire_encode, prost_encode);
 
+// ---- encode, short arrays: the same 10,000 values as 100 arrays of 100, one call each, so
+// that each call's fixed cost and the end of its output (the last values, exact stores) count.
+const SHORT: usize = 100;
+
+struct EncodeShort {
+    values: Vec<u64>,
+    out: Vec<u8>,
+    /// Each array's byte offset in `out`.
+    starts: Vec<usize>,
+}
+
+fn setup_encode_short(dist: Dist) -> EncodeShort {
+    let values = data::values(dist, N);
+    let mut starts = vec![0];
+    for array in values.chunks(SHORT) {
+        starts.push(starts.last().unwrap() + data::packed(array).len());
+    }
+    let out = touched(*starts.last().unwrap());
+    EncodeShort { values, out, starts }
+}
+
+#[library_benchmark]
+#[bench::one_byte(args = (Dist::OneByte), setup = setup_encode_short)]
+#[bench::u32_mixed(args = (Dist::U32Mixed), setup = setup_encode_short)]
+#[bench::u64_mixed(args = (Dist::U64Mixed), setup = setup_encode_short)]
+#[bench::realistic(args = (Dist::Realistic), setup = setup_encode_short)]
+fn pbwire_encode_100(mut e: EncodeShort) -> (EncodeShort, usize) {
+    // Each array into exactly its bytes, as a codec that sized the field first would.
+    let mut n = 0;
+    for (i, array) in black_box(&e.values).chunks(SHORT).enumerate() {
+        n += pbwire::packed::encode_u64(array, &mut e.out[e.starts[i]..e.starts[i + 1]]).unwrap();
+    }
+    (e, n)
+}
+
+#[library_benchmark]
+#[bench::one_byte(args = (Dist::OneByte), setup = setup_encode_short)]
+#[bench::u32_mixed(args = (Dist::U32Mixed), setup = setup_encode_short)]
+#[bench::u64_mixed(args = (Dist::U64Mixed), setup = setup_encode_short)]
+#[bench::realistic(args = (Dist::Realistic), setup = setup_encode_short)]
+fn prost_encode_100(mut e: EncodeShort) -> (EncodeShort, usize) {
+    let mut vec = std::mem::take(&mut e.out);
+    vec.clear();
+    for array in black_box(&e.values).chunks(SHORT) {
+        for &v in array {
+            prost::encoding::encode_varint(v, &mut vec);
+        }
+    }
+    let n = vec.len();
+    e.out = vec;
+    (e, n)
+}
+
+library_benchmark_group!(name = encode_short; benchmarks = pbwire_encode_100, prost_encode_100);
+
 // ---- encode, 32-bit types (the bytes are those of the u64 rows: prost's are the same)
 fn setup_encode_u32(dist: Dist) -> (Vec<u32>, Vec<u8>) {
     let e = setup_encode(dist);
@@ -501,6 +557,6 @@ config = LibraryBenchmarkConfig::default().tool(
     Callgrind::with_args(["--cache-sim=yes", "--I1=32768,8,64", "--D1=49152,12,64", "--LL=2097152,16,64"])
         .format([CallgrindMetrics::Default, CallgrindMetrics::CacheMisses])
 );
-library_benchmark_groups = decode_u64, decode_32, count_varints, skip_varints, encode_u64, encode_32, scan_fields,
+library_benchmark_groups = decode_u64, decode_32, count_varints, skip_varints, encode_u64, encode_short, encode_32, scan_fields,
     messages
 );
