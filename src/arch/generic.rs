@@ -375,13 +375,25 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
         let stops = if left >= WINDOW { stops } else { stops & ((1u64 << left) - 1) };
         let room = out.len() - n;
         if stops == u64::MAX && room >= WINDOW {
-            // 64 terminators: `left >= 64`.
-            let (from, to) = (&payload[pos..pos + WINDOW], &mut out[n..n + WINDOW]);
-            if let (Ok(from), Ok(to)) = (<&[u8; WINDOW]>::try_from(from), <&mut [T; WINDOW]>::try_from(to)) {
-                widen(from, to, convert);
+            // 64 terminators (so `left >= 64`): a run of one-byte windows (enums, small ids),
+            // widened back to back while the next window is one too, without the bookkeeping
+            // above (the tail copy, the mask, the room check a window), which cost AVX2 a
+            // third more time than the widening's stores on one-byte data.
+            loop {
+                let (from, to) = (&payload[pos..pos + WINDOW], &mut out[n..n + WINDOW]);
+                if let (Ok(from), Ok(to)) = (<&[u8; WINDOW]>::try_from(from), <&mut [T; WINDOW]>::try_from(to)) {
+                    widen(from, to, convert);
+                }
+                pos += WINDOW;
+                n += WINDOW;
+                if payload.len() - pos < WINDOW || out.len() - n < WINDOW {
+                    break;
+                }
+                // SAFETY: 64 payload bytes at `pos`; the caller guarantees the instruction set.
+                if unsafe { terminators::<V>(src.add(pos)) } != u64::MAX {
+                    break;
+                }
             }
-            pos += WINDOW;
-            n += WINDOW;
             continue;
         }
         if stops == 0 {
