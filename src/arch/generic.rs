@@ -381,7 +381,9 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
             // third more time than the widening's stores on one-byte data.
             loop {
                 let (from, to) = (&payload[pos..pos + WINDOW], &mut out[n..n + WINDOW]);
-                if let (Ok(from), Ok(to)) = (<&[u8; WINDOW]>::try_from(from), <&mut [T; WINDOW]>::try_from(to)) {
+                if let (Ok(from), Ok(to)) =
+                    (<&[u8; WINDOW]>::try_from(from), <&mut [T; WINDOW]>::try_from(to))
+                {
                     widen(from, to, convert);
                 }
                 pos += WINDOW;
