@@ -49,7 +49,8 @@ trait VarintType {
     /// Whether wire values are 64-bit (`to_wire` may exceed 2^32).
     const WIDE: bool;
     /// Encodes a block of [`BLOCK`] elements at the start of `dst`; `None` (nothing written)
-    /// when `dst` lacks room for their bytes plus [`BLOCK_SLACK`].
+    /// when `dst` lacks room for their bytes plus the slack of its stores ([`BLOCK_SLACK`];
+    /// none for a block of one-byte values).
     fn encode_block<B: Block32>(block: &[Self::Elem; BLOCK], dst: &mut [u8]) -> Option<usize>;
     /// Encodes the first `count` (at most [`BLOCK`]) elements of `block` (the others are zero
     /// padding) at the start of `dst`, which must hold at least their bytes: writes nothing past
@@ -103,10 +104,11 @@ pub(crate) fn encode_block_32<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u
     encode_block_32_wide::<SIGNED>(v, dst)
 }
 
-/// A block of one-byte values (enums, small ids, bools): its values narrowed to bytes.
+/// A block of one-byte values (enums, small ids, bools): its values narrowed to bytes. Its
+/// stores are exact, so it needs no slack after them.
 #[inline(always)]
 pub(crate) fn encode_block_one_byte(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
-    let dst = dst.get_mut(..BLOCK + BLOCK_SLACK)?;
+    let dst = dst.get_mut(..BLOCK)?;
     for (d, &x) in dst.iter_mut().zip(v) {
         *d = x as u8;
     }
