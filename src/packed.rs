@@ -232,6 +232,21 @@ fn store_exact(low: u64, high: u64, len: usize, dst: &mut [u8]) {
     }
 }
 
+/// Stores the two words of a varint as [`varint::encode_words`] gives them (bytes 0..8 and
+/// 8..10) at `p`, ten bytes whatever its length: the store every encoder's one-value path
+/// shares.
+///
+/// # Safety
+/// `p` must be valid for writes of 10 bytes.
+#[inline(always)]
+pub(crate) unsafe fn store_varint_words(p: *mut u8, low: u64, high: u64) {
+    // SAFETY: within the ten bytes the caller guarantees.
+    unsafe {
+        p.cast::<[u8; 8]>().write_unaligned(low.to_le_bytes());
+        p.add(8).cast::<[u8; 2]>().write_unaligned((high as u16).to_le_bytes());
+    }
+}
+
 /// Stores varints given as [`varint::encode_words`] gives them one after another from
 /// `dst[at..]`, which must hold their bytes: whole-word stores (each value's overwriting the
 /// spill of the one before) while ten bytes remain, exact stores after. Returns the position
@@ -239,13 +254,13 @@ fn store_exact(low: u64, high: u64, len: usize, dst: &mut [u8]) {
 #[inline(always)]
 fn store_words(mut words: impl Iterator<Item = (u64, u64, usize)>, dst: &mut [u8], mut at: usize) -> usize {
     for (low, high, len) in words.by_ref() {
-        let Some(d) = dst.get_mut(at..at + varint::MAX_LEN) else {
+        if at + varint::MAX_LEN > dst.len() {
             store_exact(low, high, len, &mut dst[at..]);
             at += len;
             break;
-        };
-        d[..8].copy_from_slice(&low.to_le_bytes());
-        d[8..].copy_from_slice(&(high as u16).to_le_bytes());
+        }
+        // SAFETY: `at + 10 <= dst.len()`.
+        unsafe { store_varint_words(dst.as_mut_ptr().add(at), low, high) };
         at += len;
     }
     for (low, high, len) in words {
@@ -289,10 +304,7 @@ fn encode_block_64<B: Block32>(v: &[u64; BLOCK], dst: &mut [u8]) -> Option<usize
     let mut at = 0usize;
     for i in 0..BLOCK {
         // SAFETY: as in `encode_block_32`, `at + 10 <= bytes + 9 < dst.len()`.
-        unsafe {
-            p.add(at).cast::<[u8; 8]>().write_unaligned(low[i].to_le_bytes());
-            p.add(at + 8).cast::<[u8; 2]>().write_unaligned(high[i].to_le_bytes());
-        }
+        unsafe { store_varint_words(p.add(at), low[i], high[i] as u64) };
         at += lens[i] as usize;
     }
     Some(bytes)

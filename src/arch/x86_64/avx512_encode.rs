@@ -553,8 +553,7 @@ unsafe fn encode<W: Wire>(values: &[W::Elem], out: &mut [u8]) -> Result<usize> {
                 let parts = short16(x);
                 pos += parts.emit::<false>(long - 1, dst.add(pos));
                 let (low, high, len) = crate::varint::encode_words(W::wire(*p.add(at)));
-                dst.add(pos).cast::<[u8; 8]>().write_unaligned(low.to_le_bytes());
-                dst.add(pos + 8).cast::<[u8; 2]>().write_unaligned((high as u16).to_le_bytes());
+                crate::packed::store_varint_words(dst.add(pos), low, high);
                 pos += len;
                 pos += parts.emit::<false>(!(long | (long - 1)), dst.add(pos));
                 done += 16;

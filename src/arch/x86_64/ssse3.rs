@@ -110,8 +110,7 @@ impl crate::packed::Block32 for ShuffleBlock32 {
                 for &x in group {
                     let wire = if SIGNED { x as i32 as i64 as u64 } else { x as u64 };
                     let (low, high, len) = crate::varint::encode_words(wire);
-                    p.add(at).cast::<[u8; 8]>().write_unaligned(low.to_le_bytes());
-                    p.add(at + 8).cast::<[u8; 2]>().write_unaligned((high as u16).to_le_bytes());
+                    crate::packed::store_varint_words(p.add(at), low, high);
                     at += len;
                 }
             }
