@@ -446,3 +446,77 @@ fn scanning_fast_paths_equal_the_byte_at_a_time_field_oracle() {
         }) as fn(DamagedMessage) -> bool,
     );
 }
+
+/// One `Reader` call, as the reference single-value functions define it: the result, and the
+/// reader's position after it.
+fn reader_model(op: u8, msg: &[u8], pos: usize, tag_pos: &mut usize) -> (Result<u64, pbwire::Error>, usize) {
+    let rest = &msg[pos..];
+    let at = |e: pbwire::Error| e.shifted(pos);
+    let step = |r: pbwire::Result<(u64, usize)>| match r {
+        Ok((v, n)) => (Ok(v), pos + n),
+        Err(e) => (Err(at(e)), pos),
+    };
+    match op % 8 {
+        0 => step(varint::decode_u64(rest)),
+        1 => {
+            *tag_pos = pos;
+            match varint::decode_u64(rest) {
+                Ok((v, _)) if v > u32::MAX as u64 => {
+                    (Err(pbwire::Error::new(ErrorKind::InvalidFieldNumber, pos)), pos)
+                }
+                r => step(r),
+            }
+        }
+        2 => step(wire::decode_len(rest).map(|(p, n)| (p.len() as u64, n))),
+        3 => match wire::decode_len(rest) {
+            Ok((p, n)) => match core::str::from_utf8(p) {
+                Ok(s) => (Ok(s.len() as u64), pos + n),
+                Err(_) => (Err(pbwire::Error::new(ErrorKind::InvalidUtf8, pos)), pos),
+            },
+            Err(e) => (Err(at(e)), pos),
+        },
+        4 => step(wire::decode_fixed32(rest).map(|v| (v as u64, 4))),
+        5 => step(wire::decode_fixed64(rest).map(|v| (v, 8))),
+        6 => step(wire::decode_tag(rest).map(|(t, n)| (t.raw() as u64, n))),
+        _ => {
+            // skip_raw of the raw tag at `tag_pos` (what read_raw_tag last returned).
+            let raw = varint::decode_u64(&msg[*tag_pos..]).map_or(0, |(v, _)| v as u32);
+            match wire::Tag::from_raw(raw) {
+                Ok(tag) => step(wire::skip_field(tag, rest).map(|n| (0, n))),
+                Err(kind) => (Err(pbwire::Error::new(kind, *tag_pos)), pos),
+            }
+        }
+    }
+}
+
+#[test]
+fn reader_calls_equal_the_single_value_functions() {
+    check(
+        (|msg: DamagedMessage, ops: Vec<u8>| {
+            let msg = &msg.0[..];
+            let mut r = pbwire::reader::Reader::new(msg);
+            let (mut pos, mut tag_pos, mut last_raw) = (0, 0, None::<u32>);
+            for &op in &ops {
+                // skip_raw only right after a successful read_raw_tag, as its contract says.
+                let op = if op % 8 == 7 && last_raw.is_none() { 0 } else { op };
+                let (want, want_pos) = reader_model(op, msg, pos, &mut tag_pos);
+                let got = match op % 8 {
+                    0 => r.read_u64(),
+                    1 => r.read_raw_tag().map(|t| t as u64),
+                    2 => r.read_bytes().map(|p| p.len() as u64),
+                    3 => r.read_str().map(|s| s.len() as u64),
+                    4 => r.read_fixed32().map(|v| v as u64),
+                    5 => r.read_fixed64(),
+                    6 => r.read_tag().map(|t| t.raw() as u64),
+                    _ => r.skip_raw(last_raw.unwrap()).map(|()| 0),
+                };
+                last_raw = if op % 8 == 1 { got.ok().map(|t| t as u32) } else { None };
+                if got != want || r.position() != want_pos || r.remaining() != &msg[want_pos..] {
+                    return false;
+                }
+                pos = want_pos;
+            }
+            true
+        }) as fn(DamagedMessage, Vec<u8>) -> bool,
+    );
+}
