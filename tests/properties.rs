@@ -456,7 +456,7 @@ fn reader_model(op: u8, msg: &[u8], pos: usize, tag_pos: &mut usize) -> (Result<
         Ok((v, n)) => (Ok(v), pos + n),
         Err(e) => (Err(at(e)), pos),
     };
-    match op % 8 {
+    match op % 9 {
         0 => step(varint::decode_u64(rest)),
         1 => {
             *tag_pos = pos;
@@ -478,6 +478,13 @@ fn reader_model(op: u8, msg: &[u8], pos: usize, tag_pos: &mut usize) -> (Result<
         4 => step(wire::decode_fixed32(rest).map(|v| (v as u64, 4))),
         5 => step(wire::decode_fixed64(rest).map(|v| (v, 8))),
         6 => step(wire::decode_tag(rest).map(|(t, n)| (t.raw() as u64, n))),
+        7 => match wire::decode_tag(rest) {
+            Ok((tag, n)) => match wire::skip_field(tag, &rest[n..]) {
+                Ok(m) => (Ok(tag.raw() as u64), pos + n + m),
+                Err(e) => (Err(e.shifted(pos + n)), pos),
+            },
+            Err(e) => (Err(at(e)), pos),
+        },
         _ => {
             // skip_raw of the raw tag at `tag_pos` (what read_raw_tag last returned).
             let raw = varint::decode_u64(&msg[*tag_pos..]).map_or(0, |(v, _)| v as u32);
@@ -498,9 +505,9 @@ fn reader_calls_equal_the_single_value_functions() {
             let (mut pos, mut tag_pos, mut last_raw) = (0, 0, None::<u32>);
             for &op in &ops {
                 // skip_raw only right after a successful read_raw_tag, as its contract says.
-                let op = if op % 8 == 7 && last_raw.is_none() { 0 } else { op };
+                let op = if op % 9 == 8 && last_raw.is_none() { 0 } else { op };
                 let (want, want_pos) = reader_model(op, msg, pos, &mut tag_pos);
-                let got = match op % 8 {
+                let got = match op % 9 {
                     0 => r.read_u64(),
                     1 => r.read_raw_tag().map(|t| t as u64),
                     2 => r.read_bytes().map(|p| p.len() as u64),
@@ -508,9 +515,10 @@ fn reader_calls_equal_the_single_value_functions() {
                     4 => r.read_fixed32().map(|v| v as u64),
                     5 => r.read_fixed64(),
                     6 => r.read_tag().map(|t| t.raw() as u64),
+                    7 => r.skip_next().map(|t| t.raw() as u64),
                     _ => r.skip_raw(last_raw.unwrap()).map(|()| 0),
                 };
-                last_raw = if op % 8 == 1 { got.ok().map(|t| t as u32) } else { None };
+                last_raw = if op % 9 == 1 { got.ok().map(|t| t as u32) } else { None };
                 if got != want || r.position() != want_pos || r.remaining() != &msg[want_pos..] {
                     return false;
                 }
