@@ -1,11 +1,13 @@
 //! Every single-value decode entry point (varint::decode_*, varint::skip, wire::decode_tag,
 //! the fixed-width decoders, wire::decode_len) against the byte-at-a-time reference, on every
 //! suffix of the input held in an exactly-sized heap buffer: same value, length, error kind and
-//! offset.
+//! offset. And each `Reader` call on a reader over that suffix against the single-value
+//! functions it is defined by: same result and position afterwards.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pbwire::{varint, wire};
+use pbwire::reader::Reader;
+use pbwire::{varint, wire, Error, ErrorKind};
 use pbwire_fuzz::{exact_copy, reference as r};
 
 fn check(buf: &[u8]) {
@@ -39,11 +41,75 @@ fn check(buf: &[u8]) {
     assert_eq!(len, r::len(buf).map(|(start, end)| (start, end - start, end)));
 }
 
+/// One `Reader` call on a fresh reader over `buf`: its result and the position after it.
+fn read(buf: &[u8], call: impl FnOnce(&mut Reader) -> Result<u64, Error>) -> (Result<u64, Error>, usize) {
+    let mut r = Reader::new(buf);
+    let got = call(&mut r);
+    assert_eq!(r.remaining(), &buf[r.position()..]);
+    (got, r.position())
+}
+
+/// What a call that reads `n` bytes or fails, as `r`, leaves: the result and the position.
+fn step(r: Result<(u64, usize), Error>) -> (Result<u64, Error>, usize) {
+    match r {
+        Ok((v, n)) => (Ok(v), n),
+        Err(e) => (Err(e), 0),
+    }
+}
+
+fn check_reader(buf: &[u8]) {
+    let varint = varint::decode_u64(buf);
+    assert_eq!(read(buf, |r| r.read_u64()), step(varint));
+    let raw_tag = match varint {
+        Ok((v, _)) if v > u32::MAX as u64 => Err(Error::new(ErrorKind::InvalidFieldNumber, 0)),
+        r => r,
+    };
+    assert_eq!(read(buf, |r| r.read_raw_tag().map(u64::from)), step(raw_tag));
+    if let Ok((raw, n)) = raw_tag {
+        let skipped = match wire::Tag::from_raw(raw as u32) {
+            Ok(tag) => wire::skip_field(tag, &buf[n..]).map(|m| (0, n + m)).map_err(|e| e.shifted(n)),
+            Err(kind) => Err(Error::new(kind, 0)),
+        };
+        let got = read(buf, |r| {
+            let raw = r.read_raw_tag()?;
+            r.skip_raw(raw).map(|()| 0)
+        });
+        // A failed skip leaves the reader after the tag.
+        let want = match step(skipped) {
+            (Err(e), _) => (Err(e), n),
+            ok => ok,
+        };
+        assert_eq!(got, want);
+    }
+    let len = wire::decode_len(buf).map(|(p, n)| (p.len() as u64, n));
+    assert_eq!(read(buf, |r| r.read_bytes().map(|p| p.len() as u64)), step(len));
+    let str_len = wire::decode_len(buf).and_then(|(p, n)| match core::str::from_utf8(p) {
+        Ok(s) => Ok((s.len() as u64, n)),
+        Err(_) => Err(Error::new(ErrorKind::InvalidUtf8, 0)),
+    });
+    assert_eq!(read(buf, |r| r.read_str().map(|s| s.len() as u64)), step(str_len));
+    assert_eq!(
+        read(buf, |r| r.read_fixed32().map(u64::from)),
+        step(wire::decode_fixed32(buf).map(|v| (v as u64, 4)))
+    );
+    assert_eq!(read(buf, |r| r.read_fixed64()), step(wire::decode_fixed64(buf).map(|v| (v, 8))));
+    let tag = wire::decode_tag(buf);
+    assert_eq!(
+        read(buf, |r| r.read_tag().map(|t| u64::from(t.raw()))),
+        step(tag.map(|(t, n)| (u64::from(t.raw()), n)))
+    );
+    let field = tag.and_then(|(t, n)| {
+        wire::skip_field(t, &buf[n..]).map(|m| (u64::from(t.raw()), n + m)).map_err(|e| e.shifted(n))
+    });
+    assert_eq!(read(buf, |r| r.skip_next().map(|t| u64::from(t.raw()))), step(field));
+}
+
 fuzz_target!(|data: &[u8]| {
     let data = &data[..data.len().min(256)];
     let buf = exact_copy(data);
     // Every suffix ends at the end of the allocation.
     for start in 0..=buf.len() {
         check(&buf[start..]);
+        check_reader(&buf[start..]);
     }
 });
