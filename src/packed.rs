@@ -79,6 +79,13 @@ const BLOCK_SLACK: usize = 10;
 /// one, whose results and `None` cases every implementation must match).
 pub(crate) trait Block32 {
     fn encode<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize>;
+
+    /// The low 32 bits of each value of a 64-bit block that fits 32 bits, for
+    /// [`Block32::encode`]: by default as the compiler narrows it.
+    #[inline(always)]
+    fn narrow(v: &[u64; BLOCK]) -> [u32; BLOCK] {
+        core::array::from_fn(|i| v[i] as u32)
+    }
 }
 
 /// [`encode_block_32`] itself.
@@ -281,11 +288,11 @@ fn encode_block_64<B: Block32>(v: &[u64; BLOCK], dst: &mut [u8]) -> Option<usize
         return encode_block_one_byte(&core::array::from_fn(|i| v[i] as u32), dst);
     }
     if or >> 32 == 0 {
-        return B::encode::<false>(&core::array::from_fn(|i| v[i] as u32), dst);
+        return B::encode::<false>(&B::narrow(v), dst);
     }
     let int32 = v.iter().fold(0, |acc, &x| acc | x.wrapping_add(1 << 31) >> 32) == 0;
     if int32 {
-        return B::encode::<true>(&core::array::from_fn(|i| v[i] as u32), dst);
+        return B::encode::<true>(&B::narrow(v), dst);
     }
     let mut low = [0u64; BLOCK];
     let mut high = [0u16; BLOCK];

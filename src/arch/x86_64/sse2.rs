@@ -3,10 +3,10 @@
 
 use crate::arch::generic;
 use core::arch::x86_64::{
-    __m128i, _mm_and_si128, _mm_andnot_si128, _mm_castpd_si128, _mm_castsi128_pd, _mm_cmpgt_epi8,
-    _mm_loadh_pd, _mm_loadl_epi64, _mm_loadu_si128, _mm_madd_epi16, _mm_movemask_epi8, _mm_or_si128,
-    _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi64x, _mm_set1_epi8, _mm_srli_epi16, _mm_srli_epi64,
-    _mm_storeu_si128, _mm_sub_epi64, _mm_xor_si128,
+    __m128i, _mm_and_si128, _mm_andnot_si128, _mm_castpd_si128, _mm_castps_si128, _mm_castsi128_pd,
+    _mm_castsi128_ps, _mm_cmpgt_epi8, _mm_loadh_pd, _mm_loadl_epi64, _mm_loadu_si128, _mm_madd_epi16,
+    _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi64x, _mm_set1_epi8,
+    _mm_shuffle_ps, _mm_srli_epi16, _mm_srli_epi64, _mm_storeu_si128, _mm_sub_epi64, _mm_xor_si128,
 };
 
 #[derive(Clone, Copy)]
@@ -33,6 +33,27 @@ impl generic::Vector for Sse2 {
         // SAFETY: SSE2 is baseline on x86-64.
         unsafe { _mm_movemask_epi8(_mm_cmpgt_epi8(self.0, _mm_set1_epi8(1))) as u32 as u64 }
     }
+}
+
+/// The low 32 bits of each of `v`'s values, written four at a time with whole 16-byte stores.
+/// (The compiler's own narrowing of a block stored each value separately, and the block
+/// encoders' 16-byte loads of the result then waited for those stores to complete: a store can
+/// only forward to a load it wholly contains.)
+#[inline(always)]
+pub(crate) fn narrow_block<const N: usize>(v: &[u64; N]) -> [u32; N] {
+    let mut out = [0u32; N];
+    for (o, x) in out.chunks_exact_mut(4).zip(v.chunks_exact(4)) {
+        // SAFETY: `x` holds four u64 (32 readable bytes), `o` four u32 (16 writable bytes);
+        // SSE2 is baseline on x86-64.
+        unsafe {
+            let a = _mm_castsi128_ps(_mm_loadu_si128(x.as_ptr() as *const __m128i));
+            let b = _mm_castsi128_ps(_mm_loadu_si128(x.as_ptr().add(2) as *const __m128i));
+            // Dwords 0 and 2 of each: the low halves of the four values, in order.
+            let low = _mm_castps_si128(_mm_shuffle_ps::<0b10_00_10_00>(a, b));
+            _mm_storeu_si128(o.as_mut_ptr() as *mut __m128i, low);
+        }
+    }
+    out
 }
 
 /// The 8 bytes at `a` and the 8 at `b` in the two 64-bit lanes of one register.
