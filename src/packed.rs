@@ -80,6 +80,10 @@ const BLOCK_SLACK: usize = 10;
 pub(crate) trait Block32 {
     fn encode<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize>;
 
+    /// Whether the 64-bit length pass sums a block of sign-extended 32-bit values (negative
+    /// `int32`s) in 32-bit lanes rather than by 64-bit leading-zero counts.
+    const INT32_LENGTHS: bool = false;
+
     /// The low 32 bits of each value of a 64-bit block that fits 32 bits, for
     /// [`Block32::encode`]: by default as the compiler narrows it.
     #[inline(always)]
@@ -495,6 +499,11 @@ fn decode_varint_type<V: VarintType>(payload: &[u8], out: &mut [V::Elem]) -> Res
 
 #[inline(always)]
 fn encoded_len_varint_type<V: VarintType>(values: &[V::Elem]) -> usize {
+    encoded_len_with::<V, PortableBlock32>(values)
+}
+
+#[inline(always)]
+fn encoded_len_with<V: VarintType, B: Block32>(values: &[V::Elem]) -> usize {
     // Lengths of at most 10 summed in u32 lanes (which the compiler vectorizes for the 32-bit
     // types), 2^20 values at a time so that no lane overflows.
     let sum = |c: &[V::Elem]| c.iter().map(|&v| V::wire_len(v) as u32).sum::<u32>() as usize;
@@ -508,6 +517,11 @@ fn encoded_len_varint_type<V: VarintType>(values: &[V::Elem]) -> usize {
         let wire: [u64; BLOCK] = core::array::from_fn(|i| V::to_wire(block[i]));
         total += if wire.iter().fold(0, |acc, &x| acc | x >> 32) == 0 {
             wire.iter().map(|&x| len_32(x as u32) as u32).sum::<u32>() as usize
+        } else if B::INT32_LENGTHS && wire.iter().fold(0, |acc, &x| acc | x.wrapping_add(1 << 31) >> 32) == 0
+        {
+            wire.iter()
+                .map(|&x| if (x as i64) < 0 { varint::MAX_LEN as u32 } else { len_32(x as u32) as u32 })
+                .sum::<u32>() as usize
         } else {
             sum(block)
         };
@@ -522,7 +536,7 @@ fn encoded_len_varint_type<V: VarintType>(values: &[V::Elem]) -> usize {
 /// slack fit before the end of the payload; the values after that go to [`encode_end`].
 #[inline(always)]
 fn encode_varint_type<V: VarintType, B: Block32>(values: &[V::Elem], out: &mut [u8]) -> Result<usize> {
-    let total = encoded_len_varint_type::<V>(values);
+    let total = encoded_len_with::<V, B>(values);
     let Some(out) = out.get_mut(..total) else {
         return Err(Error::new(ErrorKind::OutputTooSmall, 0));
     };

@@ -102,6 +102,8 @@ impl generic::Gather4 for Avx2Lanes {
 pub(crate) struct Avx2Block32;
 
 impl crate::packed::Block32 for Avx2Block32 {
+    const INT32_LENGTHS: bool = true;
+
     #[inline(always)]
     fn encode<const SIGNED: bool>(v: &[u32; crate::packed::BLOCK], dst: &mut [u8]) -> Option<usize> {
         <crate::arch::x86_64::ssse3::ShuffleBlock32 as crate::packed::Block32>::encode::<SIGNED>(v, dst)
