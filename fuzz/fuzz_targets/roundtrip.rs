@@ -1,5 +1,5 @@
 //! Encode-then-decode round trips of fuzzer values for every varint and packed type (every
-//! backend decodes what the encoders wrote), output buffers of every size (too small:
+//! backend's encoders write the reference's bytes, and every backend decodes them), output buffers of every size (too small:
 //! OutputTooSmall at 0 and nothing written), and decode-then-encode of valid input: canonical
 //! varints, tags and packed payloads re-encode to the same bytes, padded ones to shorter bytes
 //! with the same values.
@@ -55,13 +55,15 @@ fn singles(v: u64, short: usize) {
     assert_eq!(wire::decode_tag(&r::encode(tag.raw() as u64)), Ok((tag, tag.encoded_len())));
 }
 
-/// One packed varint type: encoded length, encode into exact and short buffers, decode on
-/// every backend into an exact output, extend.
+/// One packed varint type: encoded length, encode into exact and short buffers (dispatched,
+/// and on every backend), decode on every backend into an exact output, extend.
+#[allow(clippy::too_many_arguments)]
 fn packed_type<T: Copy + Default + PartialEq + core::fmt::Debug>(
     values: &[T],
     to_wire: impl Fn(T) -> u64,
     encoded_len: impl Fn(&[T]) -> usize,
     encode: impl Fn(&[T], &mut [u8]) -> Result<usize>,
+    encode_on: impl Fn(&Kernel, &[T], &mut [u8]) -> Result<usize>,
     decode: impl Fn(&Kernel, &[u8], &mut [T]) -> Result<usize>,
     extend: impl Fn(&[u8], &mut Vec<T>) -> Result<usize>,
 ) {
@@ -77,8 +79,18 @@ fn packed_type<T: Copy + Default + PartialEq + core::fmt::Debug>(
         assert!(short.iter().all(|&b| b == 0));
     }
     for b in backend::available() {
+        let k = Kernel::new(b).unwrap();
+        let mut encoded = exact_out::<u8>(want.len());
+        assert_eq!(encode_on(&k, values, &mut encoded), Ok(want.len()), "{b}");
+        assert_eq!(&encoded[..], &want[..], "{b}");
+        if !want.is_empty() {
+            let mut short = exact_out::<u8>(want.len() - 1);
+            let e = encode_on(&k, values, &mut short).unwrap_err();
+            assert_eq!((e.kind(), e.offset()), (ErrorKind::OutputTooSmall, 0), "{b}");
+            assert!(short.iter().all(|&b| b == 0), "{b}");
+        }
         let mut decoded = exact_out::<T>(values.len());
-        assert_eq!(decode(&Kernel::new(b).unwrap(), &out, &mut decoded), Ok(values.len()), "{b}");
+        assert_eq!(decode(&k, &out, &mut decoded), Ok(values.len()), "{b}");
         assert_eq!(&decoded[..], values, "{b}");
     }
     let mut v = Vec::new();
@@ -92,6 +104,7 @@ fn packed_all(values: &[u64]) {
         |v| v,
         packed::encoded_len_u64,
         packed::encode_u64,
+        |k, v, o| k.encode_u64(v, o),
         |k, p, o| k.decode_u64(p, o),
         packed::extend_u64,
     );
@@ -101,6 +114,7 @@ fn packed_all(values: &[u64]) {
         |v| v as u64,
         packed::encoded_len_u32,
         packed::encode_u32,
+        |k, v, o| k.encode_u32(v, o),
         |k, p, o| k.decode_u32(p, o),
         packed::extend_u32,
     );
@@ -110,6 +124,7 @@ fn packed_all(values: &[u64]) {
         |v| v as u64,
         packed::encoded_len_i64,
         packed::encode_i64,
+        |k, v, o| k.encode_i64(v, o),
         |k, p, o| k.decode_i64(p, o),
         packed::extend_i64,
     );
@@ -119,6 +134,7 @@ fn packed_all(values: &[u64]) {
         |v| v as i64 as u64,
         packed::encoded_len_i32,
         packed::encode_i32,
+        |k, v, o| k.encode_i32(v, o),
         |k, p, o| k.decode_i32(p, o),
         packed::extend_i32,
     );
@@ -127,6 +143,7 @@ fn packed_all(values: &[u64]) {
         |v| r::unzigzag64(v),
         packed::encoded_len_sint64,
         packed::encode_sint64,
+        |k, v, o| k.encode_sint64(v, o),
         |k, p, o| k.decode_sint64(p, o),
         packed::extend_sint64,
     );
@@ -135,6 +152,7 @@ fn packed_all(values: &[u64]) {
         |v| r::unzigzag32(v) as u64,
         packed::encoded_len_sint32,
         packed::encode_sint32,
+        |k, v, o| k.encode_sint32(v, o),
         |k, p, o| k.decode_sint32(p, o),
         packed::extend_sint32,
     );
@@ -144,6 +162,7 @@ fn packed_all(values: &[u64]) {
         |v| v as u64,
         packed::encoded_len_bool,
         packed::encode_bool,
+        |k, v, o| k.encode_bool(v, o),
         |k, p, o| k.decode_bool(p, o),
         packed::extend_bool,
     );
