@@ -196,6 +196,15 @@ impl Kernel {
         self.backend
     }
 
+    /// [`crate::utf8::from_utf8`] with this backend's check past the short ASCII one (with the
+    /// `simdutf8` feature, simdutf8's on AVX2, AVX-512 and NEON; core's otherwise): the same
+    /// result on every backend.
+    #[inline]
+    pub fn from_utf8<'a>(&self, bytes: &'a [u8]) -> core::result::Result<&'a str, core::str::Utf8Error> {
+        // SAFETY: a `Kernel` holds a table only after the CPU was found to support it.
+        unsafe { crate::utf8::from_utf8_with(self.fns.validate_utf8, bytes) }
+    }
+
     /// See [`crate::packed::decode_u64`].
     #[inline]
     pub fn decode_u64(&self, payload: &[u8], out: &mut [u64]) -> Result<usize> {

@@ -2,10 +2,15 @@
 //!
 //! Protobuf strings are mostly short and mostly ASCII. [`from_utf8`] checks a string of 8 to
 //! 32 bytes for ASCII with four overlapping 8-byte loads and one test, without a loop or a
-//! branch on the length (shorter ones with one OR over their bytes), and hands everything else (longer strings, and any string with a byte
-//! above 0x7f) to `core::str::from_utf8`, so its result, errors included, is always
+//! branch on the length (shorter ones with one OR over their bytes), and hands everything else
+//! (longer strings, and any string with a byte above 0x7f) to `core::str::from_utf8`, or with
+//! the `simdutf8` feature to simdutf8's SIMD validator where the CPU has one (AVX2, which the
+//! AVX-512 backend uses too, and NEON; chosen at run time with the rest of the backend), with
+//! core's error for a string it refuses. Either way its result, errors included, is
 //! `core::str::from_utf8`'s. The README's Benchmarks section has the measurements behind this
-//! choice.
+//! choice (`utf8` rows): core's validator is slow on short strings and very slow on text with
+//! non-ASCII characters, simdutf8's is faster from about 64 bytes and on non-ASCII text of any
+//! length, and neither matches the word check on short ASCII strings.
 //!
 //! ```
 //! assert_eq!(pbwire::utf8::from_utf8(b"user_name"), Ok("user_name"));
@@ -48,11 +53,49 @@ fn short_ascii(bytes: &[u8]) -> bool {
 }
 
 /// `bytes` as a `&str` if it is UTF-8: exactly `core::str::from_utf8(bytes)`, faster for short
-/// ASCII strings.
+/// ASCII strings, and with the `simdutf8` feature for the rest on AVX2, AVX-512 and NEON.
 #[inline]
 pub fn from_utf8(bytes: &[u8]) -> Result<&str, Utf8Error> {
     if short_ascii(bytes) {
         // SAFETY: every byte is below 0x80, and ASCII is UTF-8.
+        return Ok(unsafe { core::str::from_utf8_unchecked(bytes) });
+    }
+    // The backend's table only past the short check, which most strings pass.
+    #[cfg(feature = "simdutf8")]
+    {
+        // SAFETY: `active` hands out only a table the CPU supports.
+        unsafe { checked_by(crate::backend::active().validate_utf8, bytes) }
+    }
+    #[cfg(not(feature = "simdutf8"))]
+    {
+        core::str::from_utf8(bytes)
+    }
+}
+
+/// [`from_utf8`] with `validate` (a backend's check) past the short ASCII check.
+///
+/// # Safety
+/// `validate` must be a backend table's check for a backend this CPU supports.
+#[inline]
+pub(crate) unsafe fn from_utf8_with(validate: unsafe fn(&[u8]) -> bool, bytes: &[u8]) -> Result<&str, Utf8Error> {
+    if short_ascii(bytes) {
+        // SAFETY: every byte is below 0x80, and ASCII is UTF-8.
+        return Ok(unsafe { core::str::from_utf8_unchecked(bytes) });
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { checked_by(validate, bytes) }
+}
+
+/// `bytes` as a `&str` if `validate` accepts them, else core's error for them: core's result
+/// either way, since every table's check is an exact validator.
+///
+/// # Safety
+/// As [`from_utf8_with`].
+#[inline]
+unsafe fn checked_by(validate: unsafe fn(&[u8]) -> bool, bytes: &[u8]) -> Result<&str, Utf8Error> {
+    // SAFETY: the caller guarantees the CPU runs `validate`.
+    if unsafe { validate(bytes) } {
+        // SAFETY: `validate` accepted the bytes.
         return Ok(unsafe { core::str::from_utf8_unchecked(bytes) });
     }
     core::str::from_utf8(bytes)

@@ -503,3 +503,55 @@ fn the_dispatched_encoders_are_the_detected_backend() {
     assert_eq!(reference().encode_u64(&values, &mut c), Ok(len));
     assert_eq!(a, c);
 }
+
+/// Text of `len` bytes from `seed`: ASCII letters with 2-, 3- and 4-byte characters mixed in
+/// when `multibyte` (a character that would pass `len` is replaced by letters).
+fn text(mut seed: u64, len: usize, multibyte: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len);
+    while out.len() < len {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let c = match (seed >> 60, multibyte) {
+            (0, true) => 'é',
+            (1, true) => '€',
+            (2, true) => '😀',
+            _ => (b'a' + (seed >> 40) as u8 % 26) as char,
+        };
+        let mut tmp = [0u8; 4];
+        let bytes = c.encode_utf8(&mut tmp).as_bytes();
+        if out.len() + bytes.len() <= len {
+            out.extend_from_slice(bytes);
+        } else {
+            out.push(b'x');
+        }
+    }
+    out
+}
+
+/// Every backend's `from_utf8` against `core::str::from_utf8`, the result and the error.
+fn utf8_agrees(bytes: &[u8]) -> bool {
+    let want = core::str::from_utf8(bytes);
+    kernels().iter().all(|k| k.from_utf8(bytes) == want) && pbwire::utf8::from_utf8(bytes) == want
+}
+
+#[test]
+fn every_backend_checks_utf8_like_core() {
+    // Valid text of every length 0..=300, ASCII and not, then each byte of it replaced by
+    // bytes that break it (a lone continuation byte, a lead byte, 0xff) or truncate a
+    // character: the error's position and length must be core's.
+    for len in 0..=300 {
+        for multibyte in [false, true] {
+            let good = text(len as u64, len, multibyte);
+            assert!(utf8_agrees(&good), "{len} {multibyte}");
+            for at in (0..len).step_by(1 + len / 40) {
+                for bad in [0x80u8, 0xc3, 0xe2, 0xf0, 0xff] {
+                    let mut b = good.clone();
+                    b[at] = bad;
+                    assert!(utf8_agrees(&b), "{len} {multibyte} {at} {bad:#x}");
+                }
+                assert!(utf8_agrees(&good[..at]), "{len} {multibyte} cut at {at}");
+            }
+        }
+    }
+    check((|bytes: Vec<u8>| utf8_agrees(&bytes)) as fn(Vec<u8>) -> bool);
+    check((|s: String| utf8_agrees(s.as_bytes())) as fn(String) -> bool);
+}

@@ -882,6 +882,54 @@ fn trade_order_bench() -> Bench {
     }
 }
 
+// ------------------------------------------------------------------------------ UTF-8
+
+const CORE_UTF8: &str = "core::str::from_utf8 (what prost runs)";
+
+/// String validation as a decoder meets it: `count` strings of `lo..=hi` bytes, one call each;
+/// pbwire's check against core's (prost's) and simdutf8's (a SIMD validator), the candidate
+/// optional dependency #5 names.
+fn utf8_bench(lo: usize, hi: usize, multibyte: bool) -> Bench {
+    let count = 10_000;
+    let (buf, spans) = data::utf8_strings(count, lo, hi, multibyte);
+    let bytes = buf.len();
+    let (buf, spans) = (Rc::new(buf), Rc::new(spans));
+    let e = Some(hash_values(spans.iter().map(|&(_, n)| n as u64)));
+    let mut cs = Vec::new();
+    let mut add = |name: &str, check: fn(&[u8]) -> Option<usize>| {
+        let (b, s) = (buf.clone(), spans.clone());
+        cs.push(contender(name, e, move |verify| {
+            if verify {
+                return hash_values(s.iter().map(|&(at, n)| check(&b[at..at + n]).unwrap() as u64));
+            }
+            s.iter().map(|&(at, n)| check(black_box(&b[at..at + n])).unwrap_or(0) as u64).sum()
+        }));
+    };
+    // The benches build pbwire with its `simdutf8` feature; the scalar kernel's check is what
+    // the default build runs past the short ASCII check (core's).
+    add("pbwire utf8::from_utf8 (feature simdutf8)", |b| pbwire::utf8::from_utf8(b).ok().map(str::len));
+    add("pbwire without the feature (Kernel(scalar))", |b| {
+        pbwire::backend::Kernel::new(pbwire::backend::Backend::Scalar)
+            .unwrap()
+            .from_utf8(b)
+            .ok()
+            .map(str::len)
+    });
+    add(CORE_UTF8, |b| core::str::from_utf8(b).ok().map(str::len));
+    add("simdutf8 basic::from_utf8", |b| simdutf8::basic::from_utf8(b).ok().map(str::len));
+    add("simdutf8 compat::from_utf8", |b| simdutf8::compat::from_utf8(b).ok().map(str::len));
+    let kind = if multibyte { "some 2- and 3-byte chars" } else { "ASCII" };
+    Bench {
+        kernel: "utf8",
+        data: format!("{count} strings of {lo}..={hi} bytes, {kind}"),
+        unit: "string",
+        units: count,
+        bytes,
+        baseline: CORE_UTF8,
+        contenders: cs,
+    }
+}
+
 // ------------------------------------------------------------------------------ harness
 
 fn specs(quick: bool) -> Vec<Spec> {
@@ -937,6 +985,12 @@ fn specs(quick: bool) -> Vec<Spec> {
     add("scan/1MiB".into(), Box::new(scan_bench));
     add("records/100000".into(), Box::new(|| records_bench(100_000)));
     add("trade_order".into(), Box::new(trade_order_bench));
+    for (lo, hi) in [(8, 24), (64, 64), (1024, 1024)] {
+        for multibyte in [false, true] {
+            let id = format!("utf8/{}/{lo}-{hi}", if multibyte { "multibyte" } else { "ascii" });
+            add(id, Box::new(move || utf8_bench(lo, hi, multibyte)));
+        }
+    }
     specs
 }
 

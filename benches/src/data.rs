@@ -304,3 +304,27 @@ pub fn check_distribution(dist: Dist, values: &[u64]) {
         assert!(ok, "{}: {v:#x} is out of the distribution", dist.name());
     }
 }
+
+/// Strings for the UTF-8 validation bench, as one buffer and each string's `(start, len)`:
+/// `count` strings of `lo..=hi` bytes, ASCII lowercase letters, or (for `multibyte`) with
+/// about one character in four `é` or `€` (2 and 3 bytes), so that every string holds some.
+pub fn utf8_strings(count: usize, lo: usize, hi: usize, multibyte: bool) -> (Vec<u8>, Vec<(usize, usize)>) {
+    let mut rng = Rng::new(0x0075_7466_0000 + (lo * 1000 + hi) as u64 + multibyte as u64);
+    let (mut buf, mut spans) = (Vec::new(), Vec::with_capacity(count));
+    for _ in 0..count {
+        let len = rng.range(lo as u64, hi as u64) as usize;
+        let start = buf.len();
+        while buf.len() - start < len {
+            let room = len - (buf.len() - start);
+            let c = match rng.range(0, 7) {
+                0 if multibyte && room >= 3 => '€',
+                1 if multibyte && room >= 2 => 'é',
+                _ => (b'a' + rng.range(0, 25) as u8) as char,
+            };
+            let mut tmp = [0u8; 4];
+            buf.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+        }
+        spans.push((start, len));
+    }
+    (buf, spans)
+}

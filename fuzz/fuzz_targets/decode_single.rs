@@ -2,10 +2,12 @@
 //! the fixed-width decoders, wire::decode_len) against the byte-at-a-time reference, on every
 //! suffix of the input held in an exactly-sized heap buffer: same value, length, error kind and
 //! offset. And each `Reader` call on a reader over that suffix against the single-value
-//! functions it is defined by: same result and position afterwards.
+//! functions it is defined by: same result and position afterwards; and every backend's UTF-8
+//! check (simdutf8's where the CPU has one: the fuzz build enables the feature) against core's.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use pbwire::backend::{self, Kernel};
 use pbwire::reader::Reader;
 use pbwire::{varint, wire, Error, ErrorKind};
 use pbwire_fuzz::{exact_copy, reference as r};
@@ -111,5 +113,9 @@ fuzz_target!(|data: &[u8]| {
     for start in 0..=buf.len() {
         check(&buf[start..]);
         check_reader(&buf[start..]);
+        let want = core::str::from_utf8(&buf[start..]);
+        for b in backend::available() {
+            assert_eq!(Kernel::new(b).unwrap().from_utf8(&buf[start..]), want, "{b}");
+        }
     }
 });

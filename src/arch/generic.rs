@@ -611,6 +611,8 @@ macro_rules! kernel_fns {
             encode_sint64: $($encoders)::+::encode_sint64,
             encode_sint32: $($encoders)::+::encode_sint32,
             encode_bool: $($encoders)::+::encode_bool,
+            // Each backend module names its UTF-8 check.
+            validate_utf8: VALIDATE_UTF8,
         };
     };
 }

@@ -73,4 +73,15 @@ pub(crate) struct KernelFns {
     pub encode_sint64: unsafe fn(&[i64], &mut [u8]) -> Result<usize>,
     pub encode_sint32: unsafe fn(&[i32], &mut [u8]) -> Result<usize>,
     pub encode_bool: unsafe fn(&[bool], &mut [u8]) -> Result<usize>,
+    /// Whether the bytes are UTF-8 (for `utf8::from_utf8` past its short ASCII check).
+    pub validate_utf8: unsafe fn(&[u8]) -> bool,
+}
+
+/// `core::str::from_utf8` as a backend's UTF-8 check: every backend without a SIMD one (or
+/// without the `simdutf8` feature).
+///
+/// # Safety
+/// None; `unsafe` only to fit [`KernelFns::validate_utf8`].
+pub(crate) unsafe fn utf8_core(bytes: &[u8]) -> bool {
+    core::str::from_utf8(bytes).is_ok()
 }

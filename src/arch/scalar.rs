@@ -78,5 +78,6 @@ pub(crate) static FNS: super::KernelFns = super::KernelFns {
     encode_i32: crate::packed::portable::encode_i32,
     encode_sint64: crate::packed::portable::encode_sint64,
     encode_sint32: crate::packed::portable::encode_sint32,
+    validate_utf8: super::utf8_core,
     encode_bool: crate::packed::portable::encode_bool,
 };

@@ -46,4 +46,20 @@ fn top_bits(bytes: uint8x16_t) -> u64 {
     }
 }
 
+/// simdutf8's validator (feature `simdutf8`), which on aarch64 is its NEON one, chosen at
+/// compile time (NEON is baseline; below 64 bytes it runs core's).
+///
+/// # Safety
+/// None; `unsafe` only to fit `KernelFns::validate_utf8`.
+#[cfg(feature = "simdutf8")]
+unsafe fn validate_utf8(bytes: &[u8]) -> bool {
+    simdutf8::basic::from_utf8(bytes).is_ok()
+}
+
+/// This backend's UTF-8 check: simdutf8's NEON one with the `simdutf8` feature, else core's.
+#[cfg(feature = "simdutf8")]
+const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = validate_utf8;
+#[cfg(not(feature = "simdutf8"))]
+const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = crate::arch::utf8_core;
+
 generic::kernel_fns!("neon", Neon, generic::Swar, generic::EachVarint);

@@ -115,6 +115,23 @@ impl crate::packed::Block32 for Avx2Block32 {
     }
 }
 
+/// simdutf8's AVX2 validator (feature `simdutf8`).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(feature = "simdutf8")]
+unsafe fn validate_utf8(bytes: &[u8]) -> bool {
+    // SAFETY: the caller guarantees AVX2; this function is reachable only through the AVX2 and
+    // AVX-512 tables, handed out once the CPU has been found to support them.
+    unsafe { simdutf8::basic::imp::x86::avx2::validate_utf8(bytes) }.is_ok()
+}
+
+/// This backend's UTF-8 check: simdutf8's AVX2 one with the `simdutf8` feature, else core's.
+#[cfg(feature = "simdutf8")]
+pub(crate) const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = validate_utf8;
+#[cfg(not(feature = "simdutf8"))]
+pub(crate) const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = crate::arch::utf8_core;
+
 crate::packed::encoders_with!("avx2,bmi1,bmi2,lzcnt,popcnt", crate::arch::x86_64::avx2::Avx2Block32);
 
 generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, generic::InLanes<Avx2Lanes>, encoders);

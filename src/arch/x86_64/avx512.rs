@@ -239,6 +239,9 @@ impl generic::WindowDecoder for Vbmi2 {
     }
 }
 
+/// The AVX2 backend's UTF-8 check (simdutf8 has no AVX-512 validator).
+const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = super::avx2::VALIDATE_UTF8;
+
 generic::kernel_fns!(
     "avx512f,avx512bw,avx512vl,avx512cd,avx512vbmi,avx512vbmi2,avx2,bmi1,bmi2,lzcnt,popcnt",
     Avx512,

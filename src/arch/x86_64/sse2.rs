@@ -150,4 +150,7 @@ impl<J: JoinLanes> generic::Gather4 for Sse2Lanes<J> {
     }
 }
 
+/// core's UTF-8 check (simdutf8 has none for plain SSE2).
+const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = crate::arch::utf8_core;
+
 generic::kernel_fns!("sse2", Sse2, generic::Swar, generic::InLanes<Sse2Lanes<ShiftJoin>>);

@@ -162,6 +162,9 @@ unsafe fn pack4(src: *const u32, dst: *mut u8) -> Option<usize> {
     }
 }
 
+/// core's UTF-8 check (SSSE3 does not imply the SSE4.2 simdutf8's SSE validator needs).
+const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = crate::arch::utf8_core;
+
 crate::packed::encoders_with!("sse2,ssse3", crate::arch::x86_64::ssse3::ShuffleBlock32);
 
 generic::kernel_fns!(
