@@ -77,7 +77,10 @@ pub fn from_utf8(bytes: &[u8]) -> Result<&str, Utf8Error> {
 /// # Safety
 /// `validate` must be a backend table's check for a backend this CPU supports.
 #[inline]
-pub(crate) unsafe fn from_utf8_with(validate: unsafe fn(&[u8]) -> bool, bytes: &[u8]) -> Result<&str, Utf8Error> {
+pub(crate) unsafe fn from_utf8_with(
+    validate: unsafe fn(&[u8]) -> bool,
+    bytes: &[u8],
+) -> Result<&str, Utf8Error> {
     if short_ascii(bytes) {
         // SAFETY: every byte is below 0x80, and ASCII is UTF-8.
         return Ok(unsafe { core::str::from_utf8_unchecked(bytes) });
