@@ -37,6 +37,16 @@ impl<'a> Buyer<'a> {
     fn decode(buf: &'a [u8]) -> Result<Self> {
         let mut m = Buyer::default();
         let mut r = Reader::new(buf);
+        // Encoders write fields in declaration order, so a generator may expect each tag in
+        // turn (one comparison each; 8-9% faster on the 100,000-record message, see the
+        // README), then let the loop read whatever else there is: fields out of order,
+        // repeated or unknown.
+        if r.read_tag_if(0x08) {
+            m.user_id = r.read_i32()?;
+        }
+        if r.read_tag_if(0x12) {
+            m.user_name = r.read_str()?;
+        }
         while !r.is_empty() {
             match r.read_raw_tag()? {
                 0x08 => m.user_id = r.read_i32()?,

@@ -129,6 +129,69 @@ impl<'a> Reader<'a> {
         Ok(raw as u32)
     }
 
+    /// Reads the next tag if it is `raw` (`field << 3 | wire type`) in its shortest encoding,
+    /// and says whether it did; otherwise reads nothing. Generated code that expects the fields
+    /// in the order they are declared (the order encoders write them) can test for each one's
+    /// tag in turn, a comparison and a predictable branch, where the general loop's `match` on
+    /// [`Reader::read_raw_tag`] takes a jump through a table; it then runs that loop for whatever
+    /// is left (fields out of order, repeated or unknown, a tag written in more bytes than it
+    /// needs). As [`Reader::read_raw_tag`], a match can be skipped with [`Reader::skip_raw`].
+    /// An invalid `raw` (field 0, wire type 6 or 7) never matches.
+    ///
+    /// ```
+    /// use pbwire::reader::Reader;
+    ///
+    /// // { id: 150, name: "a" } in field order, then an unknown field 3.
+    /// let msg = [0x08, 0x96, 0x01, 0x12, 0x01, b'a', 0x18, 0x01];
+    /// let (mut id, mut name) = (0, "");
+    /// let mut r = Reader::new(&msg);
+    /// if r.read_tag_if(0x08) {
+    ///     id = r.read_u32()?;
+    /// }
+    /// if r.read_tag_if(0x12) {
+    ///     name = r.read_str()?;
+    /// }
+    /// assert!(!r.read_tag_if(0x08));
+    /// while !r.is_empty() {
+    ///     match r.read_raw_tag()? {
+    ///         0x08 => id = r.read_u32()?,
+    ///         0x12 => name = r.read_str()?,
+    ///         raw => r.skip_raw(raw)?,
+    ///     }
+    /// }
+    /// assert_eq!((id, name), (150, "a"));
+    /// # Ok::<(), pbwire::Error>(())
+    /// ```
+    #[inline(always)]
+    pub fn read_tag_if(&mut self, raw: u32) -> bool {
+        let rest = self.rest;
+        // `raw` is a constant in generated code: all but one arm fold away.
+        let after = if Tag::from_raw(raw).is_err() {
+            None
+        } else if raw < 0x80 {
+            match rest {
+                [b, after @ ..] if *b as u32 == raw => Some(after),
+                _ => None,
+            }
+        } else if raw < 0x4000 {
+            match rest {
+                [b0, b1, after @ ..] if [*b0, *b1] == [raw as u8 | 0x80, (raw >> 7) as u8] => Some(after),
+                _ => None,
+            }
+        } else {
+            after_long_tag(raw, rest)
+        };
+        // No `tag_rest` to record: `skip_raw` uses it only to report an invalid tag, and a
+        // matched one is valid.
+        match after {
+            Some(after) => {
+                self.rest = after;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Skips the field whose raw tag [`Reader::read_raw_tag`] just returned: checks the tag
     /// ([`ErrorKind::InvalidFieldNumber`], [`ErrorKind::InvalidWireType`] at the tag, as
     /// [`wire::decode_tag`]), then [`Reader::skip`]s its value.
@@ -319,6 +382,15 @@ fn skip_next_reference(rest: &[u8], at: usize) -> Result<(Tag, usize)> {
     Ok((tag, tag_len + value_len))
 }
 
+/// The bytes after a tag of three to five bytes, if `rest` starts with `raw`'s shortest
+/// encoding ([`Reader::read_tag_if`]'s rare case: field numbers from 2048).
+#[inline(never)]
+fn after_long_tag(raw: u32, rest: &[u8]) -> Option<&[u8]> {
+    let mut encoded = [0u8; varint::MAX_LEN];
+    let n = varint::encode_u64(raw as u64, &mut encoded).ok()?;
+    rest.strip_prefix(&encoded[..n])
+}
+
 /// [`Reader::skip_raw`]'s work: the length of the value of the field with raw tag `raw` at the
 /// start of `rest`, or the error at the tag (`tag_at`) or in the value (relative to `at`).
 #[inline(never)]
@@ -354,5 +426,34 @@ mod tests {
         assert_eq!(r.skip_raw(0x0f), Err(Error::new(ErrorKind::InvalidWireType, 2)));
         let mut r = Reader::new(&[0x80, 0x80, 0x80, 0x80, 0x10]);
         assert_eq!(r.read_raw_tag(), Err(Error::new(ErrorKind::InvalidFieldNumber, 0)));
+    }
+
+    #[test]
+    fn read_tag_if_takes_only_the_shortest_encoding_of_a_valid_tag() {
+        // Field 1 varint (1 byte), field 16 varint (2 bytes), field 2048 varint (3 bytes).
+        let msg = [0x08, 0x01, 0x80, 0x01, 0x02, 0x80, 0x80, 0x01, 0x03];
+        let mut r = Reader::new(&msg);
+        assert!(!r.read_tag_if(0x10));
+        assert!(r.read_tag_if(0x08));
+        assert_eq!(r.read_u32(), Ok(1));
+        assert!(!r.read_tag_if(0x08));
+        assert!(r.read_tag_if(16 << 3));
+        assert_eq!(r.skip_raw(16 << 3), Ok(()));
+        assert!(r.read_tag_if(2048 << 3));
+        assert_eq!((r.read_u32(), r.is_empty()), (Ok(3), true));
+        assert!(!r.read_tag_if(0x08));
+        // An overlong encoding of tag 0x08 is not matched (read_raw_tag reads it), nor are
+        // invalid tags, even when their bytes are there.
+        let mut r = Reader::new(&[0x88, 0x00, 0x00, 0x07, 0x01]);
+        assert!(!r.read_tag_if(0x08));
+        assert_eq!(r.read_raw_tag(), Ok(0x08));
+        assert_eq!(r.read_u32(), Ok(0));
+        assert!(!r.read_tag_if(0x00));
+        assert!(!r.read_tag_if(0x07));
+        assert_eq!(r.position(), 3);
+        // Truncated input: nothing matches, nothing moves.
+        let mut r = Reader::new(&[0x80]);
+        assert!(!r.read_tag_if(16 << 3));
+        assert_eq!(r.position(), 0);
     }
 }

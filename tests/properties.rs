@@ -528,3 +528,38 @@ fn reader_calls_equal_the_single_value_functions() {
         }) as fn(DamagedMessage, Vec<u8>) -> bool,
     );
 }
+
+/// `read_tag_if(raw)` matches exactly when `read_raw_tag` would return `raw` from its shortest
+/// encoding and `raw` is a valid tag; a match moves as `read_raw_tag` does (so `skip_raw`
+/// after it gives the same result), a miss moves nothing.
+#[test]
+fn read_tag_if_is_read_raw_tag_of_that_tag() {
+    check(
+        (|msg: DamagedMessage, skip_from: u16, other: u32, pick: u8| {
+            // Any suffix of the message: tags at every kind of place.
+            let msg = &msg.0[(skip_from as usize).min(msg.0.len())..];
+            // Mostly the tag that is there (or its field's neighbours), sometimes anything.
+            let there = varint::decode_u64(msg).map_or(other, |(v, _)| v as u32);
+            let raw = match pick % 4 {
+                0 => there,
+                1 => there ^ 8,
+                2 => there & !7 | (other & 7),
+                _ => other,
+            };
+            let mut a = pbwire::reader::Reader::new(msg);
+            let mut b = pbwire::reader::Reader::new(msg);
+            let hit = a.read_tag_if(raw);
+            let want = wire::Tag::from_raw(raw).is_ok()
+                && b.read_raw_tag() == Ok(raw)
+                && b.position() == varint::encoded_len(raw as u64);
+            if hit != want {
+                return false;
+            }
+            if !hit {
+                return a.position() == 0 && a.remaining() == msg;
+            }
+            let (skipped_a, skipped_b) = (a.skip_raw(raw), b.skip_raw(raw));
+            skipped_a == skipped_b && a.position() == b.position()
+        }) as fn(DamagedMessage, u16, u32, u8) -> bool,
+    );
+}

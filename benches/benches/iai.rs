@@ -519,6 +519,16 @@ fn pbwire_records_reader((msg, out): (Vec<u8>, Vec<msgs::RecordRef<'static>>)) -
 }
 
 #[library_benchmark]
+#[bench::records(setup = setup_records_out)]
+fn pbwire_records_in_order((msg, out): (Vec<u8>, Vec<msgs::RecordRef<'static>>)) -> (Vec<u8>, usize) {
+    let mut out: Vec<msgs::RecordRef<'_>> = out;
+    msgs::reader_records(black_box(&msg), &mut out, msgs::reader_record_in_order).unwrap();
+    let n = out.len();
+    drop(out);
+    (msg, n)
+}
+
+#[library_benchmark]
 #[bench::records(setup = setup_records)]
 fn prost_records(msg: Vec<u8>) -> (Vec<u8>, usize) {
     let n = msgs::ProstRecords::decode(black_box(&msg[..])).unwrap().records.len();
@@ -538,6 +548,17 @@ fn pbwire_trade_order_reader() -> u64 {
 
 #[library_benchmark]
 #[bench::trade_order()]
+fn pbwire_trade_order_in_order() -> u64 {
+    let mut s = 0u64;
+    for _ in 0..N {
+        let m = msgs::reader_trade_order_in_order(black_box(&data::TRADE_ORDER)).unwrap();
+        s += m.order_id as u64 + m.sku_count as u64;
+    }
+    s
+}
+
+#[library_benchmark]
+#[bench::trade_order()]
 fn prost_trade_order() -> u64 {
     let mut s = 0u64;
     for _ in 0..N {
@@ -549,7 +570,8 @@ fn prost_trade_order() -> u64 {
 
 library_benchmark_group!(
 name = messages;
-benchmarks = pbwire_records_reader, prost_records, pbwire_trade_order_reader, prost_trade_order
+benchmarks = pbwire_records_reader, pbwire_records_in_order, prost_records, pbwire_trade_order_reader,
+    pbwire_trade_order_in_order, prost_trade_order
 );
 
 main!(

@@ -800,6 +800,16 @@ fn records_bench(n: usize) -> Bench {
         }
     }));
     let m = msg.clone();
+    cs.push(contender("pbwire Reader, fields in declaration order (read_tag_if)", e, move |verify| {
+        let mut out = Vec::new();
+        msgs::reader_records(&m, &mut out, msgs::reader_record_in_order).unwrap();
+        if verify {
+            data::records_checksum(out.iter().map(|r| (r.a, r.b, r.c, r.x, r.y)))
+        } else {
+            out.len() as u64 ^ out[out.len() - 1].x as u64
+        }
+    }));
+    let m = msg.clone();
     cs.push(contender(
         "pbwire Reader, generated-code shape (&str, core::str::from_utf8)",
         e,
@@ -856,6 +866,10 @@ fn trade_order_bench() -> Bench {
         }),
         contender("pbwire Reader, generated-code shape", e, move |_| {
             let m = msgs::reader_trade_order(black_box(msg)).unwrap();
+            TradeOrderRef::checksum(m.order_id, m.user_id, m.user_name, &m.sku_ids[..m.sku_count], m.paid)
+        }),
+        contender("pbwire Reader, fields in declaration order (read_tag_if)", e, move |_| {
+            let m = msgs::reader_trade_order_in_order(black_box(msg)).unwrap();
             TradeOrderRef::checksum(m.order_id, m.user_id, m.user_name, &m.sku_ids[..m.sku_count], m.paid)
         }),
         contender("prost derive decode (owned)", e, move |_| {

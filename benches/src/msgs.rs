@@ -84,7 +84,13 @@ pub fn pbwire_records<'a>(buf: &'a [u8], out: &mut Vec<RecordRef<'a>>) -> Result
 #[inline]
 pub fn reader_record(buf: &[u8]) -> Result<RecordRef<'_>, pbwire::Error> {
     let mut m = RecordRef::default();
-    let mut r = Reader::new(buf);
+    record_fields(&mut Reader::new(buf), &mut m)?;
+    Ok(m)
+}
+
+/// [`reader_record`]'s loop over tags, from wherever `r` stands.
+#[inline(always)]
+fn record_fields<'a>(r: &mut Reader<'a>, m: &mut RecordRef<'a>) -> Result<(), pbwire::Error> {
     while !r.is_empty() {
         match r.read_raw_tag()? {
             0x0a => m.a = r.read_str()?,
@@ -95,6 +101,32 @@ pub fn reader_record(buf: &[u8]) -> Result<RecordRef<'_>, pbwire::Error> {
             raw => r.skip_raw(raw)?,
         }
     }
+    Ok(())
+}
+
+/// [`reader_record`] with the fields expected in declaration order, as Google's C++ parsers
+/// did: each field's tag tested with [`Reader::read_tag_if`] (a comparison) before the loop
+/// over tags, which then reads what is left (nothing, for a message written in order).
+#[inline]
+pub fn reader_record_in_order(buf: &[u8]) -> Result<RecordRef<'_>, pbwire::Error> {
+    let mut m = RecordRef::default();
+    let mut r = Reader::new(buf);
+    if r.read_tag_if(0x0a) {
+        m.a = r.read_str()?;
+    }
+    if r.read_tag_if(0x12) {
+        m.b = r.read_str()?;
+    }
+    if r.read_tag_if(0x1a) {
+        m.c = r.read_str()?;
+    }
+    if r.read_tag_if(0x20) {
+        m.x = r.read_i32()?;
+    }
+    if r.read_tag_if(0x28) {
+        m.y = r.read_i32()?;
+    }
+    record_fields(&mut r, &mut m)?;
     Ok(m)
 }
 
@@ -284,20 +316,17 @@ pub fn pbwire_trade_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, DecodeError> 
 #[inline]
 pub fn reader_trade_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, pbwire::Error> {
     let mut m = TradeOrderRef::default();
-    let mut r = Reader::new(buf);
+    trade_order_fields(&mut Reader::new(buf), &mut m)?;
+    Ok(m)
+}
+
+/// [`reader_trade_order`]'s loop over tags, from wherever `r` stands.
+#[inline(always)]
+fn trade_order_fields<'a>(r: &mut Reader<'a>, m: &mut TradeOrderRef<'a>) -> Result<(), pbwire::Error> {
     while !r.is_empty() {
         match r.read_raw_tag()? {
             0x08 => m.order_id = r.read_i32()?,
-            0x12 => {
-                let mut b = Reader::new(r.read_bytes()?);
-                while !b.is_empty() {
-                    match b.read_raw_tag()? {
-                        0x08 => m.user_id = b.read_i32()?,
-                        0x12 => m.user_name = b.read_str()?,
-                        raw => b.skip_raw(raw)?,
-                    }
-                }
-            }
+            0x12 => buyer_fields(&mut Reader::new(r.read_bytes()?), m)?,
             0x1a => {
                 let payload = r.read_bytes()?;
                 m.sku_count += pbwire::packed::decode_u32(payload, &mut m.sku_ids[m.sku_count..])?;
@@ -310,6 +339,49 @@ pub fn reader_trade_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, pbwire::Error
             raw => r.skip_raw(raw)?,
         }
     }
+    Ok(())
+}
+
+/// The buyer's loop over tags (into the order's flattened fields).
+#[inline(always)]
+fn buyer_fields<'a>(b: &mut Reader<'a>, m: &mut TradeOrderRef<'a>) -> Result<(), pbwire::Error> {
+    while !b.is_empty() {
+        match b.read_raw_tag()? {
+            0x08 => m.user_id = b.read_i32()?,
+            0x12 => m.user_name = b.read_str()?,
+            raw => b.skip_raw(raw)?,
+        }
+    }
+    Ok(())
+}
+
+/// [`reader_trade_order`] with the fields expected in declaration order
+/// ([`reader_record_in_order`]), in the order and in the buyer.
+#[inline]
+pub fn reader_trade_order_in_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, pbwire::Error> {
+    let mut m = TradeOrderRef::default();
+    let mut r = Reader::new(buf);
+    if r.read_tag_if(0x08) {
+        m.order_id = r.read_i32()?;
+    }
+    if r.read_tag_if(0x12) {
+        let mut b = Reader::new(r.read_bytes()?);
+        if b.read_tag_if(0x08) {
+            m.user_id = b.read_i32()?;
+        }
+        if b.read_tag_if(0x12) {
+            m.user_name = b.read_str()?;
+        }
+        buyer_fields(&mut b, &mut m)?;
+    }
+    if r.read_tag_if(0x1a) {
+        let payload = r.read_bytes()?;
+        m.sku_count += pbwire::packed::decode_u32(payload, &mut m.sku_ids[m.sku_count..])?;
+    }
+    if r.read_tag_if(0x20) {
+        m.paid = r.read_bool()?;
+    }
+    trade_order_fields(&mut r, &mut m)?;
     Ok(m)
 }
 
@@ -393,5 +465,61 @@ impl<'a> MessageRead<'a> for QuickTradeOrder<'a> {
             }
         }
         Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{self, Rng};
+
+    /// The fields of a record or an order, shuffled, some repeated or dropped, unknown fields
+    /// and overlong tags among them; then, for every such message, each byte damaged in turn.
+    fn variants(fields: &[&[u8]], seed: u64) -> Vec<Vec<u8>> {
+        let mut rng = Rng::new(seed);
+        let mut out = Vec::new();
+        for round in 0..200 {
+            let mut msg = Vec::new();
+            for _ in 0..rng.range(0, 8) {
+                match rng.range(0, 9) {
+                    // An unknown varint field 9, and field 1's tag in two bytes.
+                    0 => msg.extend_from_slice(&[0x48, 0x01]),
+                    1 if round % 2 == 0 => {
+                        msg.extend_from_slice(&[fields[0][0] | 0x80, 0x00]);
+                        msg.extend_from_slice(&fields[0][1..]);
+                    }
+                    _ => msg.extend_from_slice(fields[rng.range(0, fields.len() as u64 - 1) as usize]),
+                }
+            }
+            if round % 3 == 0 {
+                msg = fields.concat();
+            }
+            let at = rng.range(0, msg.len() as u64) as usize;
+            let mut damaged = msg.clone();
+            if at < damaged.len() {
+                damaged[at] = rng.next_u64() as u8;
+            }
+            out.extend([msg.clone(), damaged, msg[..at.min(msg.len())].to_vec()]);
+        }
+        out
+    }
+
+    #[test]
+    fn in_order_decoders_equal_the_loops() {
+        let record: [&[u8]; 5] = [b"\x0a\x03abc", b"\x12\x01d", b"\x1a\x00", b"\x20\x96\x01", b"\x28\x7f"];
+        let mut hits = 0;
+        for msg in variants(&record, 1) {
+            assert_eq!(reader_record_in_order(&msg), reader_record(&msg), "{msg:02x?}");
+            hits += reader_record(&msg).is_ok() as usize;
+        }
+        let order: [&[u8]; 4] =
+            [b"\x08\x96\x01", b"\x12\x05\x08\x07\x12\x01a", b"\x1a\x02\x05\x06", b"\x20\x01"];
+        for msg in variants(&order, 2) {
+            assert_eq!(reader_trade_order_in_order(&msg), reader_trade_order(&msg), "{msg:02x?}");
+            hits += reader_trade_order(&msg).is_ok() as usize;
+        }
+        // Both decoders accept most variants and refuse some (the damaged and cut ones).
+        assert!(hits > 600 && hits < 1200, "{hits}");
+        assert_eq!(reader_trade_order_in_order(&data::TRADE_ORDER), reader_trade_order(&data::TRADE_ORDER));
     }
 }

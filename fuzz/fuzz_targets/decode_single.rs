@@ -83,6 +83,25 @@ fn check_reader(buf: &[u8]) {
         };
         assert_eq!(got, want);
     }
+    // read_tag_if: a match exactly when read_raw_tag reads that valid tag from its shortest
+    // encoding, and then the same step; otherwise no step. The tag that is there (a run-time
+    // value) and constants (the folded one-, two- and three-byte paths).
+    let there = raw_tag.map_or(0x08, |(raw, _)| raw as u32);
+    let if_tag = |raw: u32, got: (Result<u64, Error>, usize)| {
+        let want = match raw_tag {
+            Ok((v, n)) if v == raw as u64 && wire::Tag::from_raw(raw).is_ok() && n == varint::encoded_len(v) => {
+                (Ok(1), n)
+            }
+            _ => (Ok(0), 0),
+        };
+        assert_eq!(got, want, "read_tag_if({raw:#x})");
+    };
+    if_tag(there, read(buf, |r| Ok(r.read_tag_if(there) as u64)));
+    if_tag(0x08, read(buf, |r| Ok(r.read_tag_if(0x08) as u64)));
+    if_tag(0x12, read(buf, |r| Ok(r.read_tag_if(0x12) as u64)));
+    if_tag(0x07, read(buf, |r| Ok(r.read_tag_if(0x07) as u64)));
+    if_tag(16 << 3 | 2, read(buf, |r| Ok(r.read_tag_if(16 << 3 | 2) as u64)));
+    if_tag(2048 << 3, read(buf, |r| Ok(r.read_tag_if(2048 << 3) as u64)));
     let len = wire::decode_len(buf).map(|(p, n)| (p.len() as u64, n));
     assert_eq!(read(buf, |r| r.read_bytes().map(|p| p.len() as u64)), step(len));
     let str_len = wire::decode_len(buf).and_then(|(p, n)| match core::str::from_utf8(p) {
