@@ -89,7 +89,9 @@ fn check_reader(buf: &[u8]) {
     let there = raw_tag.map_or(0x08, |(raw, _)| raw as u32);
     let if_tag = |raw: u32, got: (Result<u64, Error>, usize)| {
         let want = match raw_tag {
-            Ok((v, n)) if v == raw as u64 && wire::Tag::from_raw(raw).is_ok() && n == varint::encoded_len(v) => {
+            Ok((v, n))
+                if v == raw as u64 && wire::Tag::from_raw(raw).is_ok() && n == varint::encoded_len(v) =>
+            {
                 (Ok(1), n)
             }
             _ => (Ok(0), 0),
