@@ -54,13 +54,19 @@ pub struct Reader<'a> {
     /// `rest.len()` where the last tag read with [`Reader::read_raw_tag`] starts (for
     /// [`Reader::skip_raw`]'s errors).
     tag_rest: usize,
+    /// The buffer from this message's start to the end of what may be read: for a reader
+    /// from [`Reader::read_message`], the bytes that follow the message in its parent's buffer
+    /// too (read, never used as data); for [`Reader::new`], the buffer. Lets a varint near the
+    /// message's end be read a word at a time. A slice, not a count of bytes past `rest`: a
+    /// pointer derived from `rest` may not read outside `rest`.
+    window: &'a [u8],
 }
 
 impl<'a> Reader<'a> {
     /// A reader at the start of `buf`.
     #[inline]
     pub const fn new(buf: &'a [u8]) -> Self {
-        Reader { rest: buf, len: buf.len(), tag_rest: buf.len() }
+        Reader { rest: buf, len: buf.len(), tag_rest: buf.len(), window: buf }
     }
 
     /// The offset of the next byte to read.
@@ -222,6 +228,24 @@ impl<'a> Reader<'a> {
                 return Ok(*b as u64);
             }
         }
+        // Ten bytes to read, the message's own or with those after it (a reader from
+        // `read_message` within ten bytes of its end): the word-at-a-time decode, which reads
+        // all ten whatever the varint's length; its result counts only if the varint ends
+        // within the message.
+        let head = match self.rest.first_chunk::<{ varint::MAX_LEN }>() {
+            Some(head) => Some(head),
+            None => self.window.get(self.position()..).and_then(|w| w.first_chunk()),
+        };
+        if let Some(head) = head {
+            // n is 0 for an overlong varint.
+            let (v, n) = varint::decode_pair(head);
+            if n.wrapping_sub(1) < self.rest.len() {
+                self.advance(n);
+                return Ok(v);
+            }
+        }
+        // Fewer than ten bytes, or an error (a varint past the message's end, an overlong one):
+        // the reference path gives the result and the exact error.
         match varint::decode_u64(self.rest) {
             Ok((v, n)) => {
                 self.advance(n);
@@ -328,6 +352,36 @@ impl<'a> Reader<'a> {
         let (payload, n) = self.at(wire::decode_len(self.rest))?;
         self.advance(n);
         Ok(payload)
+    }
+
+    /// Reads a length-delimited value as a nested message: a reader over its bytes, as
+    /// `Reader::new(self.read_bytes()?)` gives (positions and error offsets from the nested
+    /// message's start), except that it knows the bytes after the message in this reader's
+    /// buffer are there to be read. Its varint reads then take the word-at-a-time path up to
+    /// the message's last byte (a message's last fields are otherwise within ten bytes of its
+    /// end, where a varint is read byte by byte); results and errors are unchanged, since a
+    /// varint that runs past the message's end is read again by the reference path.
+    ///
+    /// ```
+    /// use pbwire::reader::Reader;
+    ///
+    /// // { 2: { 1: 150 } } then { 3: 1 }
+    /// let msg = [0x12, 0x03, 0x08, 0x96, 0x01, 0x18, 0x01];
+    /// let mut r = Reader::new(&msg);
+    /// assert_eq!(r.read_raw_tag()?, 0x12);
+    /// let mut inner = r.read_message()?;
+    /// assert_eq!((inner.read_raw_tag()?, inner.read_u32()?, inner.is_empty()), (0x08, 150, true));
+    /// assert_eq!((r.read_raw_tag()?, r.read_bool()?), (0x18, true));
+    /// # Ok::<(), pbwire::Error>(())
+    /// ```
+    #[inline]
+    pub fn read_message(&mut self) -> Result<Reader<'a>> {
+        let payload = self.read_bytes()?;
+        // The payload and what this reader may read after it: the window from the payload's
+        // start (its offset in the window is the position before the payload).
+        let start = self.position() - payload.len();
+        let window = self.window.get(start..).unwrap_or(payload);
+        Ok(Reader { rest: payload, len: payload.len(), tag_rest: payload.len(), window })
     }
 
     /// Reads a `string`: [`Reader::read_bytes`], then [`crate::utf8::from_utf8`];

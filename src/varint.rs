@@ -71,6 +71,17 @@ fn decode_from_10(bytes: &[u8; 10]) -> (u64, usize) {
     (low56 | ((b8 & 0x7f) as u64) << 56 | (b9 as u64) << 63, 10)
 }
 
+/// [`decode_u64`] of ten readable bytes as a `(value, length)` pair, length 0 for an overlong
+/// varint: for callers that hold ten bytes of which the varint must end within fewer (the
+/// [`crate::reader::Reader`] near a nested message's end), and check the length themselves.
+#[inline(always)]
+pub(crate) fn decode_pair(bytes: &[u8; MAX_LEN]) -> (u64, usize) {
+    if bytes[0] < 0x80 {
+        return (bytes[0] as u64, 1);
+    }
+    decode_from_10(bytes)
+}
+
 /// The value half of a failed `(value, 0)` pair: which error it was.
 const TRUNCATED: u64 = 0;
 const OVERFLOWED: u64 = 1;

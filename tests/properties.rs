@@ -563,3 +563,60 @@ fn read_tag_if_is_read_raw_tag_of_that_tag() {
         }) as fn(DamagedMessage, u16, u32, u8) -> bool,
     );
 }
+
+/// One `Reader` call, chosen by `op`, as a comparable value: the result (a value, a length, a
+/// tag, a flag) or the error. `last_raw` is the raw tag the previous call read, if it was
+/// `read_raw_tag` (`skip_raw` needs it).
+fn reader_call(
+    r: &mut pbwire::reader::Reader<'_>,
+    op: u8,
+    last_raw: Option<u32>,
+) -> Result<u64, pbwire::Error> {
+    match op % 12 {
+        0 => r.read_u64(),
+        1 => r.read_raw_tag().map(u64::from),
+        2 => r.read_bytes().map(|p| p.len() as u64),
+        3 => r.read_str().map(|s| s.len() as u64),
+        4 => r.read_fixed32().map(u64::from),
+        5 => r.read_fixed64(),
+        6 => r.read_tag().map(|t| u64::from(t.raw())),
+        7 => r.skip_next().map(|t| u64::from(t.raw())),
+        8 => match last_raw {
+            Some(raw) => r.skip_raw(raw).map(|()| 0),
+            None => r.read_i32().map(|v| v as u32 as u64),
+        },
+        9 => Ok(r.read_tag_if(0x08) as u64 | (r.read_tag_if(16 << 3 | 2) as u64) << 1),
+        10 => r.read_message().map(|m| m.remaining().len() as u64),
+        _ => r.read_sint64().map(|v| v as u64),
+    }
+}
+
+/// A reader from `read_message` (which may read past the message's end) gives what a reader
+/// over the same bytes alone gives, call for call: values, positions, errors. The bytes after
+/// the message are random, so a varint cut by the message's end is often completed by them.
+#[test]
+fn nested_readers_equal_readers_over_the_same_bytes() {
+    check(
+        (|inner: DamagedMessage, after: Vec<u8>, ops: Vec<u8>| {
+            let inner = &inner.0[..];
+            let mut msg = vec![0x0a];
+            naive_encode_varint(inner.len() as u64, &mut msg);
+            msg.extend_from_slice(inner);
+            msg.extend_from_slice(&after);
+            let mut outer = pbwire::reader::Reader::new(&msg);
+            assert_eq!(outer.read_raw_tag(), Ok(0x0a));
+            let mut nested = outer.read_message().unwrap();
+            let mut plain = pbwire::reader::Reader::new(inner);
+            let mut last_raw = None;
+            for &op in &ops {
+                let got = reader_call(&mut nested, op, last_raw);
+                if got != reader_call(&mut plain, op, last_raw) || nested.remaining() != plain.remaining() {
+                    return false;
+                }
+                last_raw = if op % 12 == 1 { got.ok().map(|t| t as u32) } else { None };
+            }
+            // The outer reader is past the message, whatever the nested one did.
+            outer.remaining() == &after[..]
+        }) as fn(DamagedMessage, Vec<u8>, Vec<u8>) -> bool,
+    );
+}

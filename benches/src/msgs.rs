@@ -78,13 +78,14 @@ pub fn pbwire_records<'a>(buf: &'a [u8], out: &mut Vec<RecordRef<'a>>) -> Result
     Ok(())
 }
 
-/// One record the way generated code reads it (the shape of `examples/codec.rs`): a loop over
-/// tags with [`Reader`], one typed read per known field, `skip` for the rest. Strings are
-/// checked with `pbwire::utf8::from_utf8` (through `read_str`).
+/// One record the way generated code reads it (the shape of `examples/codec.rs`), from the
+/// reader its parent's [`Reader::read_message`] gives: a loop over tags, one typed read per
+/// known field, `skip` for the rest. Strings are checked with `pbwire::utf8::from_utf8`
+/// (through `read_str`).
 #[inline]
-pub fn reader_record(buf: &[u8]) -> Result<RecordRef<'_>, pbwire::Error> {
+pub fn reader_record(mut r: Reader<'_>) -> Result<RecordRef<'_>, pbwire::Error> {
     let mut m = RecordRef::default();
-    record_fields(&mut Reader::new(buf), &mut m)?;
+    record_fields(&mut r, &mut m)?;
     Ok(m)
 }
 
@@ -108,9 +109,8 @@ fn record_fields<'a>(r: &mut Reader<'a>, m: &mut RecordRef<'a>) -> Result<(), pb
 /// did: each field's tag tested with [`Reader::read_tag_if`] (a comparison) before the loop
 /// over tags, which then reads what is left (nothing, for a message written in order).
 #[inline]
-pub fn reader_record_in_order(buf: &[u8]) -> Result<RecordRef<'_>, pbwire::Error> {
+pub fn reader_record_in_order(mut r: Reader<'_>) -> Result<RecordRef<'_>, pbwire::Error> {
     let mut m = RecordRef::default();
-    let mut r = Reader::new(buf);
     if r.read_tag_if(0x0a) {
         m.a = r.read_str()?;
     }
@@ -132,9 +132,8 @@ pub fn reader_record_in_order(buf: &[u8]) -> Result<RecordRef<'_>, pbwire::Error
 
 /// [`reader_record`] with `core::str::from_utf8` for the strings instead of pbwire's.
 #[inline]
-pub fn reader_record_core_utf8(buf: &[u8]) -> Result<RecordRef<'_>, DecodeError> {
+pub fn reader_record_core_utf8(mut r: Reader<'_>) -> Result<RecordRef<'_>, DecodeError> {
     let mut m = RecordRef::default();
-    let mut r = Reader::new(buf);
     while !r.is_empty() {
         match r.read_raw_tag()? {
             0x0a => m.a = str::from_utf8(r.read_bytes()?)?,
@@ -149,12 +148,12 @@ pub fn reader_record_core_utf8(buf: &[u8]) -> Result<RecordRef<'_>, DecodeError>
 }
 
 /// The records message with [`Reader`] (generated-code shape), appended to `out` (cleared
-/// first); `record` decodes one record.
+/// first); `record` decodes one record from its nested reader ([`Reader::read_message`]).
 #[inline]
 pub fn reader_records<'a, E>(
     buf: &'a [u8],
     out: &mut Vec<RecordRef<'a>>,
-    record: impl Fn(&'a [u8]) -> Result<RecordRef<'a>, E>,
+    record: impl Fn(Reader<'a>) -> Result<RecordRef<'a>, E>,
 ) -> Result<(), E>
 where
     E: From<pbwire::Error>,
@@ -163,7 +162,7 @@ where
     let mut r = Reader::new(buf);
     while !r.is_empty() {
         match r.read_raw_tag()? {
-            0x0a => out.push(record(r.read_bytes()?)?),
+            0x0a => out.push(record(r.read_message()?)?),
             raw => r.skip_raw(raw)?,
         }
     }
@@ -326,7 +325,7 @@ fn trade_order_fields<'a>(r: &mut Reader<'a>, m: &mut TradeOrderRef<'a>) -> Resu
     while !r.is_empty() {
         match r.read_raw_tag()? {
             0x08 => m.order_id = r.read_i32()?,
-            0x12 => buyer_fields(&mut Reader::new(r.read_bytes()?), m)?,
+            0x12 => buyer_fields(&mut r.read_message()?, m)?,
             0x1a => {
                 let payload = r.read_bytes()?;
                 m.sku_count += pbwire::packed::decode_u32(payload, &mut m.sku_ids[m.sku_count..])?;
@@ -365,7 +364,7 @@ pub fn reader_trade_order_in_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, pbwi
         m.order_id = r.read_i32()?;
     }
     if r.read_tag_if(0x12) {
-        let mut b = Reader::new(r.read_bytes()?);
+        let mut b = r.read_message()?;
         if b.read_tag_if(0x08) {
             m.user_id = b.read_i32()?;
         }
@@ -509,8 +508,10 @@ mod tests {
         let record: [&[u8]; 5] = [b"\x0a\x03abc", b"\x12\x01d", b"\x1a\x00", b"\x20\x96\x01", b"\x28\x7f"];
         let mut hits = 0;
         for msg in variants(&record, 1) {
-            assert_eq!(reader_record_in_order(&msg), reader_record(&msg), "{msg:02x?}");
-            hits += reader_record(&msg).is_ok() as usize;
+            let (in_order, looped) =
+                (reader_record_in_order(Reader::new(&msg)), reader_record(Reader::new(&msg)));
+            assert_eq!(in_order, looped, "{msg:02x?}");
+            hits += looped.is_ok() as usize;
         }
         let order: [&[u8]; 4] =
             [b"\x08\x96\x01", b"\x12\x05\x08\x07\x12\x01a", b"\x1a\x02\x05\x06", b"\x20\x01"];

@@ -2,7 +2,8 @@
 //! the fixed-width decoders, wire::decode_len) against the byte-at-a-time reference, on every
 //! suffix of the input held in an exactly-sized heap buffer: same value, length, error kind and
 //! offset. And each `Reader` call on a reader over that suffix against the single-value
-//! functions it is defined by: same result and position afterwards; and every backend's UTF-8
+//! functions it is defined by: same result and position afterwards; a reader from
+//! `read_message` against a reader over the same bytes alone; and every backend's UTF-8
 //! check (simdutf8's where the CPU has one: the fuzz build enables the feature) against core's.
 #![no_main]
 
@@ -127,6 +128,43 @@ fn check_reader(buf: &[u8]) {
     assert_eq!(read(buf, |r| r.skip_next().map(|t| u64::from(t.raw()))), step(field));
 }
 
+/// One `Reader` call chosen by `op`, as a comparable value.
+fn call(r: &mut Reader, op: u8) -> Result<u64, Error> {
+    match op % 8 {
+        0 => r.read_u64(),
+        1 => r.read_raw_tag().map(u64::from),
+        2 => r.read_bytes().map(|p| p.len() as u64),
+        3 => r.read_str().map(|s| s.len() as u64),
+        4 => r.read_fixed32().map(u64::from),
+        5 => r.skip_next().map(|t| u64::from(t.raw())),
+        6 => r.read_message().map(|m| m.remaining().len() as u64),
+        _ => r.read_i32().map(|v| v as u64),
+    }
+}
+
+/// A reader from `read_message` over `data[..cut]` (which may read the bytes after it) against
+/// a reader over an exact copy of those bytes alone: the same results and positions, call for
+/// call, for every cut; the calls are chosen by the data's own bytes.
+fn check_nested(data: &[u8]) {
+    for cut in 0..=data.len() {
+        let mut outer_bytes = vec![0x0a];
+        let mut prefix = [0u8; 10];
+        let n = varint::encode_u64(cut as u64, &mut prefix).unwrap();
+        outer_bytes.extend_from_slice(&prefix[..n]);
+        outer_bytes.extend_from_slice(data);
+        let (outer_buf, plain_buf) = (exact_copy(&outer_bytes), exact_copy(&data[..cut]));
+        let mut outer = Reader::new(&outer_buf);
+        assert_eq!(outer.read_raw_tag(), Ok(0x0a));
+        let mut nested = outer.read_message().unwrap();
+        assert_eq!(outer.remaining(), &data[cut..]);
+        let mut plain = Reader::new(&plain_buf);
+        for &op in data.iter().rev().take(16) {
+            assert_eq!(call(&mut nested, op), call(&mut plain, op), "cut {cut} op {op}");
+            assert_eq!(nested.remaining(), plain.remaining());
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let data = &data[..data.len().min(256)];
     let buf = exact_copy(data);
@@ -139,4 +177,5 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(Kernel::new(b).unwrap().from_utf8(&buf[start..]), want, "{b}");
         }
     }
+    check_nested(&data[..data.len().min(64)]);
 });
