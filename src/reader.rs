@@ -222,22 +222,34 @@ impl<'a> Reader<'a> {
     /// its branch mispredicts.)
     #[inline(always)]
     pub fn read_varint(&mut self) -> Result<u64> {
+        // Within ten bytes of a nested message's end (its last fields), with the bytes after it
+        // to read: the word-at-a-time decode for every length, with no branch on it. A message
+        // has few such reads and nothing loops on their positions, so a branch that mispredicts
+        // on mixed lengths (a record's closing `int32`s) costs more than the decode's extra
+        // instructions. The result counts only if the varint ends within the message.
+        if self.rest.len() < varint::MAX_LEN {
+            if let Some(head) = self.window.get(self.position()..).and_then(|w| w.first_chunk()) {
+                // n is 0 for an overlong varint.
+                let (v, n) = varint::decode_pair_word(head);
+                if n.wrapping_sub(1) < self.rest.len() {
+                    self.advance(n);
+                    return Ok(v);
+                }
+            }
+        }
+        // Elsewhere a one-byte varint is a comparison, so that a loop over them runs at the
+        // speed of a predicted branch.
         if let [b, after @ ..] = self.rest {
             if *b < 0x80 {
                 self.rest = after;
                 return Ok(*b as u64);
             }
         }
-        // Ten bytes to read, the message's own or with those after it (a reader from
-        // `read_message` within ten bytes of its end): the word-at-a-time decode, which reads
-        // all ten whatever the varint's length; its result counts only if the varint ends
-        // within the message.
-        let head = match self.rest.first_chunk::<{ varint::MAX_LEN }>() {
-            Some(head) => Some(head),
-            None => self.window.get(self.position()..).and_then(|w| w.first_chunk()),
-        };
-        if let Some(head) = head {
-            // n is 0 for an overlong varint.
+        // Ten bytes of the message's own to read: the word-at-a-time decode. n is 0 for an
+        // overlong varint, else at most 10; tested as one comparison against the remaining
+        // length, which also spares `advance` its bounds check (3.9 -> 3.5 ns/value on fresh
+        // `u32-mixed` data against `n != 0`).
+        if let Some(head) = self.rest.first_chunk::<{ varint::MAX_LEN }>() {
             let (v, n) = varint::decode_pair(head);
             if n.wrapping_sub(1) < self.rest.len() {
                 self.advance(n);

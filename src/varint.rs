@@ -56,7 +56,7 @@ fn decode_from_10(bytes: &[u8; 10]) -> (u64, usize) {
     if stops != 0 {
         // Bits up to and including the first terminator's (clear) top bit.
         let keep = stops ^ (stops - 1);
-        let len = (stops.trailing_zeros() as usize + 1) / 8;
+        let len = (stops.trailing_zeros() as usize >> 3) + 1;
         return (compress_7bit_groups(word & keep), len);
     }
     let low56 = compress_7bit_groups(word);
@@ -79,6 +79,14 @@ pub(crate) fn decode_pair(bytes: &[u8; MAX_LEN]) -> (u64, usize) {
     if bytes[0] < 0x80 {
         return (bytes[0] as u64, 1);
     }
+    decode_from_10(bytes)
+}
+
+/// [`decode_pair`] without its one-byte branch: every length up to eight bytes takes the
+/// word path, so the length costs no branch (the ninth and tenth bytes take one). For a caller
+/// that reads few varints of mixed lengths and does not loop on their positions.
+#[inline(always)]
+pub(crate) fn decode_pair_word(bytes: &[u8; MAX_LEN]) -> (u64, usize) {
     decode_from_10(bytes)
 }
 
