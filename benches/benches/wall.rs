@@ -779,7 +779,7 @@ fn records_bench(n: usize) -> Bench {
     let e = Some(data::records_checksum(records.iter().map(|r| (&r.a[..], &r.b[..], &r.c[..], r.x, r.y))));
     let mut cs = Vec::new();
     let m = msg.clone();
-    cs.push(contender("pbwire fields() zero-copy (&str)", e, move |verify| {
+    cs.push(contender("pbwire fields() zero-copy (&str, utf8::from_utf8)", e, move |verify| {
         let mut out = Vec::new();
         msgs::pbwire_records(&m, &mut out).unwrap();
         if verify {

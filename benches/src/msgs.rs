@@ -47,16 +47,17 @@ pub struct RecordRef<'a> {
     pub y: i32,
 }
 
-/// One record, zero-copy, with pbwire's field iterator (last value wins, unknown fields skipped).
+/// One record, zero-copy, with pbwire's field iterator (last value wins, unknown fields skipped);
+/// strings checked with `pbwire::utf8::from_utf8`.
 #[inline]
 pub fn pbwire_record(buf: &[u8]) -> Result<RecordRef<'_>, DecodeError> {
     let mut r = RecordRef::default();
     for field in fields(buf) {
         let field = field?;
         match (field.number, field.value) {
-            (1, Value::Len(s)) => r.a = str::from_utf8(s)?,
-            (2, Value::Len(s)) => r.b = str::from_utf8(s)?,
-            (3, Value::Len(s)) => r.c = str::from_utf8(s)?,
+            (1, Value::Len(s)) => r.a = pbwire::utf8::from_utf8(s)?,
+            (2, Value::Len(s)) => r.b = pbwire::utf8::from_utf8(s)?,
+            (3, Value::Len(s)) => r.c = pbwire::utf8::from_utf8(s)?,
             (4, Value::Varint(v)) => r.x = v as i32,
             (5, Value::Varint(v)) => r.y = v as i32,
             _ => {}
@@ -289,7 +290,7 @@ pub fn pbwire_trade_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, DecodeError> 
                     let f = f?;
                     match (f.number, f.value) {
                         (1, Value::Varint(v)) => m.user_id = v as i32,
-                        (2, Value::Len(s)) => m.user_name = str::from_utf8(s)?,
+                        (2, Value::Len(s)) => m.user_name = pbwire::utf8::from_utf8(s)?,
                         _ => {}
                     }
                 }
