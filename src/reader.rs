@@ -43,7 +43,7 @@ use crate::varint;
 use crate::wire::{self, Tag};
 
 /// A cursor over a message; see the [module documentation](self).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Reader<'a> {
     /// The bytes not yet read: a read is a look at its first bytes and a step forward. (The
     /// state was a position into the buffer until every read's re-slicing, a bounds check and
@@ -60,6 +60,18 @@ pub struct Reader<'a> {
     /// message's end be read a word at a time. A slice, not a count of bytes past `rest`: a
     /// pointer derived from `rest` may not read outside `rest`.
     window: &'a [u8],
+}
+
+/// The position, the message's length and the bytes not yet read (not the bytes after the
+/// message that a nested reader may look at).
+impl core::fmt::Debug for Reader<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Reader")
+            .field("position", &self.position())
+            .field("len", &self.len)
+            .field("remaining", &self.rest)
+            .finish()
+    }
 }
 
 impl<'a> Reader<'a> {
@@ -492,6 +504,17 @@ mod tests {
         assert_eq!(r.skip_raw(0x0f), Err(Error::new(ErrorKind::InvalidWireType, 2)));
         let mut r = Reader::new(&[0x80, 0x80, 0x80, 0x80, 0x10]);
         assert_eq!(r.read_raw_tag(), Err(Error::new(ErrorKind::InvalidFieldNumber, 0)));
+    }
+
+    #[test]
+    fn debug_shows_the_message_not_what_follows_it() {
+        extern crate std;
+        let msg = [0x0a, 0x02, 0x08, 0x01, 0x10, 0x02];
+        let mut r = Reader::new(&msg);
+        assert_eq!(r.read_raw_tag(), Ok(0x0a));
+        let mut inner = r.read_message().unwrap();
+        assert_eq!(inner.read_raw_tag(), Ok(0x08));
+        assert_eq!(std::format!("{inner:?}"), "Reader { position: 1, len: 2, remaining: [1] }");
     }
 
     #[test]
