@@ -435,10 +435,17 @@ impl<'a> Reader<'a> {
     /// Reads a tag and skips its field: the scanning primitive, equal to
     /// [`Reader::read_tag`] then [`Reader::skip`] (the same tag, position and errors), with
     /// no branch per wire type for the common fields (1- and 2-byte tags, wire types 0, 1, 2
-    /// and 5, length prefixes of up to 2 bytes, at least 16 bytes from the end).
+    /// and 5, length prefixes of up to 2 bytes, at least 16 bytes from the end, or from the end
+    /// of the bytes after it for a reader from [`Reader::read_message`]).
     #[inline(always)]
     pub fn skip_next(&mut self) -> Result<Tag> {
-        if let Some(w) = self.rest.first_chunk::<16>() {
+        // Sixteen bytes to look at: the message's own, or within 16 bytes of a nested message's
+        // end, with those after it (the field must still end within the message).
+        let window = match self.rest.first_chunk::<16>() {
+            Some(w) => Some(w),
+            None => self.window.get(self.position()..).and_then(|w| w.first_chunk()),
+        };
+        if let Some(w) = window {
             if let Some(f) = wire::fast_field(w, self.rest.len()) {
                 self.advance(f.end);
                 return Ok(Tag::from_fast_raw(f.raw));
