@@ -37,6 +37,11 @@
 //! are those of the single-value functions of [`varint`] and [`wire`]; the only additions are
 //! [`Reader::read_str`] (UTF-8 checked with [`crate::utf8::from_utf8`]) and
 //! [`Reader::skip_next`], the scanning primitive.
+//!
+//! Two calls are for speed alone. [`Reader::read_message`] gives a nested message's reader that
+//! may look at the bytes after the message, so that its last fields take the same fast paths
+//! as the rest; [`Reader::read_tag_if`] tests for an expected tag with one comparison, for
+//! generated code that reads the fields in declaration order before its loop over tags.
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::varint;
@@ -385,6 +390,11 @@ impl<'a> Reader<'a> {
     /// the message's last byte (a message's last fields are otherwise within ten bytes of its
     /// end, where a varint is read byte by byte); results and errors are unchanged, since a
     /// varint that runs past the message's end is read again by the reference path.
+    ///
+    /// Nesting depth is the caller's to bound: a decoder that recurses into nested messages
+    /// must stop at a limit of its own (Google's parsers stop at 100), or hostile input nested
+    /// deeply enough exhausts its stack. pbwire's own calls do not recurse (groups are skipped
+    /// with a loop and a fixed stack of field numbers).
     ///
     /// ```
     /// use pbwire::reader::Reader;
