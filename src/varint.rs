@@ -41,14 +41,16 @@ pub(crate) const fn compress_7bit_groups(word: u64) -> u64 {
 
 /// Decodes the varint at the start of `bytes`, which holds at least the ten bytes a varint can
 /// span (bytes after the varint are ignored), as a `(value, length)` pair where length 0 means
-/// overflow (see `decode_multi` for why a pair).
+/// overflow (see `decode_multi` for why a pair). Every length, one byte included, takes the
+/// word path; the [`crate::reader::Reader`] calls it directly, checking the length against
+/// its message itself.
 ///
 /// Up to eight bytes: one word, a trailing-zero count for the terminator, no branch on the
 /// length. Nine and ten bytes take a second branch. (A variant that folded bytes 8 and 9 in
 /// with masks instead was measured slower on `u32-mixed` data, faster on `u64-mixed`: the
 /// longer dependency chain costs every value, the branch only the long ones.)
 #[inline(always)]
-fn decode_from_10(bytes: &[u8; 10]) -> (u64, usize) {
+pub(crate) fn decode_from_10(bytes: &[u8; MAX_LEN]) -> (u64, usize) {
     let mut low = [0u8; 8];
     low.copy_from_slice(&bytes[..8]);
     let word = u64::from_le_bytes(low);
@@ -69,25 +71,6 @@ fn decode_from_10(bytes: &[u8; 10]) -> (u64, usize) {
         return (OVERFLOWED, 0);
     }
     (low56 | ((b8 & 0x7f) as u64) << 56 | (b9 as u64) << 63, 10)
-}
-
-/// [`decode_u64`] of ten readable bytes as a `(value, length)` pair, length 0 for an overlong
-/// varint: for callers that hold ten bytes of which the varint must end within fewer (the
-/// [`crate::reader::Reader`] near a nested message's end), and check the length themselves.
-#[inline(always)]
-pub(crate) fn decode_pair(bytes: &[u8; MAX_LEN]) -> (u64, usize) {
-    if bytes[0] < 0x80 {
-        return (bytes[0] as u64, 1);
-    }
-    decode_from_10(bytes)
-}
-
-/// [`decode_pair`] without its one-byte branch: every length up to eight bytes takes the
-/// word path, so the length costs no branch (the ninth and tenth bytes take one). For a caller
-/// that reads few varints of mixed lengths and does not loop on their positions.
-#[inline(always)]
-pub(crate) fn decode_pair_word(bytes: &[u8; MAX_LEN]) -> (u64, usize) {
-    decode_from_10(bytes)
 }
 
 /// The value half of a failed `(value, 0)` pair: which error it was.
