@@ -507,17 +507,8 @@ fn reader_calls_equal_the_single_value_functions() {
                 // skip_raw only right after a successful read_raw_tag, as its contract says.
                 let op = if op % 9 == 8 && last_raw.is_none() { 0 } else { op };
                 let (want, want_pos) = reader_model(op, msg, pos, &mut tag_pos);
-                let got = match op % 9 {
-                    0 => r.read_u64(),
-                    1 => r.read_raw_tag().map(|t| t as u64),
-                    2 => r.read_bytes().map(|p| p.len() as u64),
-                    3 => r.read_str().map(|s| s.len() as u64),
-                    4 => r.read_fixed32().map(|v| v as u64),
-                    5 => r.read_fixed64(),
-                    6 => r.read_tag().map(|t| t.raw() as u64),
-                    7 => r.skip_next().map(|t| t.raw() as u64),
-                    _ => r.skip_raw(last_raw.unwrap()).map(|()| 0),
-                };
+                // Calls 0..=8 of `reader_call` are the model's (8, skip_raw, only after a tag).
+                let got = reader_call(&mut r, op % 9, last_raw);
                 last_raw = if op % 9 == 1 { got.ok().map(|t| t as u32) } else { None };
                 if got != want || r.position() != want_pos || r.remaining() != &msg[want_pos..] {
                     return false;
