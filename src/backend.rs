@@ -205,6 +205,15 @@ impl Kernel {
         unsafe { crate::utf8::from_utf8_with(self.fns.validate_utf8, bytes) }
     }
 
+    /// [`crate::fields::validate_with_depth_limit`] with this backend's field scan (a table of
+    /// field lengths on AVX-512; the scalar loop alone elsewhere): the same result on every
+    /// backend.
+    #[inline]
+    pub fn validate(&self, message: &[u8], depth_limit: u8) -> Result<()> {
+        // SAFETY: a `Kernel` holds a table only after the CPU was found to support it.
+        unsafe { crate::fields::validate_with(self.fns.scan_fields, message, depth_limit) }
+    }
+
     /// See [`crate::packed::decode_u64`].
     #[inline]
     pub fn decode_u64(&self, payload: &[u8], out: &mut [u64]) -> Result<usize> {

@@ -218,8 +218,37 @@ pub fn validate(message: &[u8]) -> Result<()> {
 
 /// [`validate`] with another group depth limit.
 pub fn validate_with_depth_limit(message: &[u8], depth_limit: u8) -> Result<()> {
+    // SAFETY: the dispatched table is one this CPU runs.
+    unsafe { validate_with(crate::backend::active().scan_fields, message, depth_limit) }
+}
+
+/// Messages shorter than this are not worth a table scan (it builds a table of 1 KiB first).
+const SCAN_MIN_LEN: usize = 512;
+
+/// After the table scan stops at a field it does not take, the bytes the scalar loop checks
+/// before it tries again: a message of such fields then pays at most one table build a chunk.
+const RESCAN_AFTER: usize = 1024;
+
+/// [`validate_with_depth_limit`] with a backend's field scan: `scan` checks the common fields
+/// as far as it can, the loop below the rest (and finds every error).
+///
+/// # Safety
+/// The CPU must support the backend `scan` belongs to.
+pub(crate) unsafe fn validate_with(
+    scan: unsafe fn(&[u8], usize) -> usize,
+    message: &[u8],
+    depth_limit: u8,
+) -> Result<()> {
     let mut it = Fields::with_depth_limit(message, depth_limit);
+    let mut next_scan = if message.len() >= SCAN_MIN_LEN { 0 } else { usize::MAX };
     while it.pos < message.len() {
+        if it.pos >= next_scan {
+            // SAFETY: forwarded; `it.pos` is a field's start. Every field before the offset
+            // it returns is valid, and it is a field's start too.
+            it.pos = unsafe { scan(message, it.pos) };
+            next_scan = it.pos + RESCAN_AFTER;
+            continue;
+        }
         // Fields the fast path bounds need no value: only their end.
         if let Some(f) =
             wire::window(message, it.pos).and_then(|w| wire::fast_field(w, message.len() - it.pos))

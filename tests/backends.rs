@@ -555,3 +555,102 @@ fn every_backend_checks_utf8_like_core() {
     check((|bytes: Vec<u8>| utf8_agrees(&bytes)) as fn(Vec<u8>) -> bool);
     check((|s: String| utf8_agrees(s.as_bytes())) as fn(String) -> bool);
 }
+
+/// A message of a few KiB for the field scans: mostly the fields a table takes (1- and 2-byte
+/// tags; varints of every length, with tenth bytes of 0..=3; fixed values; short payloads),
+/// some it leaves to the scalar path (payloads of 128 bytes to 3 KiB, empty groups, 3-byte
+/// tags), in every other message a rare field number 0; then up to three bytes overwritten, and
+/// sometimes cut short.
+#[derive(Clone, Debug)]
+struct LongMessage(Vec<u8>);
+
+impl quickcheck::Arbitrary for LongMessage {
+    fn arbitrary(g: &mut quickcheck::Gen) -> Self {
+        let size = 600 + u16::arbitrary(g) as usize % 4500;
+        let with_errors = bool::arbitrary(g);
+        let mut m = Vec::with_capacity(size + 3100);
+        while m.len() < size {
+            let number = if bool::arbitrary(g) {
+                1 + u8::arbitrary(g) as u32 % 15
+            } else {
+                16 + u16::arbitrary(g) as u32 % 2032
+            };
+            let kind = u8::arbitrary(g) % 64;
+            let wire_type = match kind {
+                0..=15 | 61 | 62 => 0,
+                16..=21 => 1,
+                22..=27 => 5,
+                28..=59 => 2,
+                _ => 3,
+            };
+            let raw = number << 3 | wire_type;
+            match kind {
+                // A 3-byte tag, or (if errors are on) field number 0 written in two bytes.
+                61 => m.extend_from_slice(&[0x80 | raw as u8, 0x80 | (raw >> 7) as u8, 1]),
+                62 if with_errors => m.extend_from_slice(&[0x80, 0]),
+                _ => naive_encode_varint(raw as u64, &mut m),
+            }
+            match kind {
+                0..=11 => naive_encode_varint(common::any_length_u64(g), &mut m),
+                12..=15 => {
+                    // Nine continuation bytes, then a tenth byte of 0..=3.
+                    m.extend(std::iter::repeat_n(0x80 | u8::arbitrary(g), 9));
+                    m.push(u8::arbitrary(g) % 4);
+                }
+                16..=27 => m.extend((0..if kind < 22 { 8 } else { 4 }).map(|_| u8::arbitrary(g))),
+                28..=57 => {
+                    let len = u8::arbitrary(g) as usize % 128;
+                    m.push(len as u8);
+                    m.extend((0..len).map(|_| u8::arbitrary(g)));
+                }
+                58 | 59 => {
+                    let len = 128 + u16::arbitrary(g) as usize % 3000;
+                    naive_encode_varint(len as u64, &mut m);
+                    m.extend(std::iter::repeat_n(0x80u8, len));
+                }
+                // An empty group, closed by its own end tag.
+                60 | 63 => naive_encode_varint((number << 3 | 4) as u64, &mut m),
+                _ => m.push(u8::arbitrary(g) % 0x80),
+            }
+        }
+        for _ in 0..u8::arbitrary(g) % 4 {
+            let i = usize::arbitrary(g) % m.len();
+            m[i] = u8::arbitrary(g);
+        }
+        if u8::arbitrary(g) % 4 == 0 {
+            m.truncate(usize::arbitrary(g) % (m.len() + 1));
+        }
+        LongMessage(m)
+    }
+
+    fn shrink(&self) -> Box<dyn Iterator<Item = Self>> {
+        Box::new(self.0.shrink().map(LongMessage))
+    }
+}
+
+/// `validate` through every backend's field scan: the same result (error kind and offset) as
+/// the scalar loop, for the whole message and from every field start the scalar loop finds in
+/// its first 200 bytes (so the scan starts at every alignment).
+#[test]
+fn validate_agrees_on_every_backend() {
+    check(
+        (|msg: LongMessage| {
+            let msg = &msg.0[..];
+            let mut starts = vec![0];
+            for f in pbwire::fields::fields(msg).map_while(|f| f.ok()).take_while(|f| f.end < 200) {
+                starts.push(f.end);
+            }
+            starts.iter().all(|&start| {
+                let msg = &msg[start..];
+                let want = reference().validate(msg, pbwire::wire::DEFAULT_DEPTH_LIMIT);
+                kernels().iter().all(|k| {
+                    let got = k.validate(msg, pbwire::wire::DEFAULT_DEPTH_LIMIT);
+                    if got != want {
+                        eprintln!("{} validate: {got:?} != {want:?} from {start}", k.backend());
+                    }
+                    got == want
+                }) && pbwire::fields::validate(msg) == want
+            })
+        }) as fn(LongMessage) -> bool,
+    );
+}

@@ -1,4 +1,4 @@
-//! The field iterator, `fields::validate`, `wire::skip_field` and `stream::delimited` against
+//! The field iterator, `fields::validate` (through every backend), `wire::skip_field` and `stream::delimited` against
 //! the reference parser (recursive, bounded by the depth limit): every field's number, offsets
 //! and value (sub-slices by position), the first error's kind and offset, the iterator's
 //! position afterwards. Inputs are generated messages (nested messages, groups balanced or not,
@@ -8,7 +8,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use pbwire::fields::{self, Value};
-use pbwire::{stream, wire, ErrorKind};
+use pbwire::{backend, stream, wire, ErrorKind};
 use pbwire_fuzz::{exact_copy, exact_out, gen, reference as r, Unstructured};
 
 fn offset_in(buf: &[u8], part: &[u8]) -> usize {
@@ -45,6 +45,11 @@ fn check_message(msg: &[u8], limit: u8, levels: u32) {
     assert_eq!(it.remaining().len(), msg.len() - it.position());
     let first_error = want.iter().find_map(|f| f.as_ref().err().copied());
     assert_eq!(fields::validate_with_depth_limit(msg, limit), first_error.map_or(Ok(()), Err));
+    // Every backend's field scan (a table of field lengths on AVX-512) changes nothing.
+    for b in backend::available() {
+        let k = backend::Kernel::new(b).unwrap();
+        assert_eq!(k.validate(msg, limit), first_error.map_or(Ok(()), Err), "{b} limit {limit}");
+    }
     if limit == wire::DEFAULT_DEPTH_LIMIT {
         assert_eq!(fields::validate(msg), first_error.map_or(Ok(()), Err));
         assert_eq!(fields::fields(msg).count(), want.len());

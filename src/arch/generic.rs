@@ -613,6 +613,8 @@ macro_rules! kernel_fns {
             encode_bool: $($encoders)::+::encode_bool,
             // Each backend module names its UTF-8 check.
             validate_utf8: VALIDATE_UTF8,
+            // And its field scan for `fields::validate`.
+            scan_fields: SCAN_FIELDS,
         };
     };
 }

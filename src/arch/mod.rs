@@ -4,6 +4,9 @@
 
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod aarch64;
+// Only x86-64 has a table builder so far; the other targets use `scan_none` alone.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) mod field_table;
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 pub(crate) mod generic;
 pub(crate) mod scalar;
@@ -75,6 +78,9 @@ pub(crate) struct KernelFns {
     pub encode_bool: unsafe fn(&[bool], &mut [u8]) -> Result<usize>,
     /// Whether the bytes are UTF-8 (for `utf8::from_utf8` past its short ASCII check).
     pub validate_utf8: unsafe fn(&[u8]) -> bool,
+    /// How far from a field start the fields of a message are valid (see
+    /// [`field_table::scan`]); `fields::validate` continues from there.
+    pub scan_fields: unsafe fn(&[u8], usize) -> usize,
 }
 
 /// `core::str::from_utf8` as a backend's UTF-8 check: every backend without a SIMD one (or

@@ -83,10 +83,10 @@ const LANE16_LAST_BYTES: u64 = 0x8000_8000_8000_8000;
 
 /// 64 bytes as a constant register image.
 #[repr(align(64))]
-struct Bytes64([u8; 64]);
+pub(super) struct Bytes64([u8; 64]);
 
 /// Byte `i` is `i`: compressed by the window's start bits, the varints' start offsets in order.
-static IOTA: Bytes64 = Bytes64(pattern(1, 64));
+pub(super) static IOTA: Bytes64 = Bytes64(pattern(1, 64));
 /// Byte `i` is `i / 8`: spreads the start offsets of eight varints, one to each 8-byte lane.
 static LANE_OF_BYTE: Bytes64 = Bytes64(pattern(8, 64));
 /// Byte `i` is `i % 8`: added to a lane's start offset, the offsets of its eight bytes.
@@ -121,7 +121,7 @@ const fn pair_multipliers() -> [u8; 64] {
 
 /// Loads one of the constant images.
 #[inline(always)]
-fn image(bytes: &Bytes64) -> __m512i {
+pub(super) fn image(bytes: &Bytes64) -> __m512i {
     // SAFETY: 64 readable, 64-byte aligned bytes; only called inside AVX-512F functions.
     unsafe { _mm512_loadu_si512(bytes.0.as_ptr() as *const __m512i) }
 }
@@ -241,6 +241,9 @@ impl generic::WindowDecoder for Vbmi2 {
 
 /// The AVX2 backend's UTF-8 check (simdutf8 has no AVX-512 validator).
 const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = super::avx2::VALIDATE_UTF8;
+
+/// The field-length table scan.
+const SCAN_FIELDS: unsafe fn(&[u8], usize) -> usize = super::avx512_fields::scan_fields;
 
 generic::kernel_fns!(
     "avx512f,avx512bw,avx512vl,avx512cd,avx512vbmi,avx512vbmi2,avx2,bmi1,bmi2,lzcnt,popcnt",

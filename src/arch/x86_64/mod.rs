@@ -3,6 +3,7 @@
 pub(crate) mod avx2;
 pub(crate) mod avx512;
 pub(crate) mod avx512_encode;
+pub(crate) mod avx512_fields;
 pub(crate) mod sse2;
 pub(crate) mod ssse3;
 

@@ -154,4 +154,7 @@ impl<J: JoinLanes> generic::Gather4 for Sse2Lanes<J> {
 /// core's UTF-8 check (simdutf8 has none for plain SSE2).
 const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = crate::arch::utf8_core;
 
+/// No field-length table yet: `fields::validate` runs the scalar fast path.
+const SCAN_FIELDS: unsafe fn(&[u8], usize) -> usize = crate::arch::field_table::scan_none;
+
 generic::kernel_fns!("sse2", Sse2, generic::Swar, generic::InLanes<Sse2Lanes<ShiftJoin>>);
