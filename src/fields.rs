@@ -225,9 +225,15 @@ pub fn validate_with_depth_limit(message: &[u8], depth_limit: u8) -> Result<()> 
 /// Messages shorter than this are not worth a table scan (it builds a table of 1 KiB first).
 const SCAN_MIN_LEN: usize = 512;
 
-/// After the table scan stops at a field it does not take, the bytes the scalar loop checks
-/// before it tries again: a message of such fields then pays at most one table build a chunk.
-const RESCAN_AFTER: usize = 1024;
+/// The scalar loop looks at whether a table scan would pay after this many fields...
+const PROBE_FIELDS: usize = 16;
+
+/// ... and it does if they averaged this many bytes or fewer (a table costs about the same for
+/// every byte, the scalar loop for every field).
+const DENSE_FIELD_LEN: usize = 24;
+
+/// The most scalar fields between two looks, after scans that kept stopping early.
+const MAX_GAP: usize = 1024;
 
 /// [`validate_with_depth_limit`] with a backend's field scan: `scan` checks the common fields
 /// as far as it can, the loop below the rest (and finds every error).
@@ -235,20 +241,31 @@ const RESCAN_AFTER: usize = 1024;
 /// # Safety
 /// The CPU must support the backend `scan` belongs to.
 pub(crate) unsafe fn validate_with(
-    scan: unsafe fn(&[u8], usize) -> usize,
+    scan: unsafe fn(&[u8], usize, u8) -> usize,
     message: &[u8],
     depth_limit: u8,
 ) -> Result<()> {
     let mut it = Fields::with_depth_limit(message, depth_limit);
-    let mut next_scan = if message.len() >= SCAN_MIN_LEN { 0 } else { usize::MAX };
+    // Scalar fields until the next look, fields between looks, and where the last look was.
+    let mut gap = PROBE_FIELDS;
+    let mut budget = if message.len() >= SCAN_MIN_LEN { gap } else { usize::MAX };
+    let mut mark = 0;
     while it.pos < message.len() {
-        if it.pos >= next_scan {
-            // SAFETY: forwarded; `it.pos` is a field's start. Every field before the offset
-            // it returns is valid, and it is a field's start too.
-            it.pos = unsafe { scan(message, it.pos) };
-            next_scan = it.pos + RESCAN_AFTER;
+        if budget == 0 {
+            if it.pos - mark <= gap * DENSE_FIELD_LEN {
+                let from = it.pos;
+                // SAFETY: forwarded; `it.pos` is a field's start. Every field before the
+                // offset it returns is valid, and that offset is a field's start too.
+                it.pos = unsafe { scan(message, it.pos, depth_limit) };
+                // A scan that went far stopped at a field it leaves out (or at a stretch of
+                // long fields): look again soon. One that stopped early: wait twice as long.
+                let far = it.pos - from >= 4 * crate::arch::field_table::CHUNK;
+                gap = if far { PROBE_FIELDS } else { (gap * 2).min(MAX_GAP) };
+            }
+            (mark, budget) = (it.pos, gap);
             continue;
         }
+        budget -= 1;
         // Fields the fast path bounds need no value: only their end.
         if let Some(f) =
             wire::window(message, it.pos).and_then(|w| wire::fast_field(w, message.len() - it.pos))

@@ -558,8 +558,8 @@ fn every_backend_checks_utf8_like_core() {
 
 /// A message of a few KiB for the field scans: mostly the fields a table takes (1- and 2-byte
 /// tags; varints of every length, with tenth bytes of 0..=3; fixed values; short payloads),
-/// some it leaves to the scalar path (payloads of 128 bytes to 3 KiB, empty groups, 3-byte
-/// tags), in every other message a rare field number 0; then up to three bytes overwritten, and
+/// some it leaves to the scalar paths (payloads of 128 bytes to 3 KiB, groups nested up to 4
+/// deep, 3-byte tags), in every other message a rare field number 0; then up to three bytes overwritten, and
 /// sometimes cut short.
 #[derive(Clone, Debug)]
 struct LongMessage(Vec<u8>);
@@ -609,7 +609,15 @@ impl quickcheck::Arbitrary for LongMessage {
                     m.extend(std::iter::repeat_n(0x80u8, len));
                 }
                 // An empty group, closed by its own end tag.
-                60 | 63 => naive_encode_varint((number << 3 | 4) as u64, &mut m),
+                60 => naive_encode_varint((number << 3 | 4) as u64, &mut m),
+                // Groups nested two to four deep around a varint field.
+                63 => {
+                    let inner = 1 + u8::arbitrary(g) as u64 % 3;
+                    m.extend(std::iter::repeat_n(0x1b, inner as usize));
+                    m.extend_from_slice(&[0x08, 0x01]);
+                    m.extend(std::iter::repeat_n(0x1c, inner as usize));
+                    naive_encode_varint((number << 3 | 4) as u64, &mut m);
+                }
                 _ => m.push(u8::arbitrary(g) % 0x80),
             }
         }
@@ -629,8 +637,9 @@ impl quickcheck::Arbitrary for LongMessage {
 }
 
 /// `validate` through every backend's field scan: the same result (error kind and offset) as
-/// the scalar loop, for the whole message and from every field start the scalar loop finds in
-/// its first 200 bytes (so the scan starts at every alignment).
+/// the scalar loop, with group depth limits 0..=4 and the default, for the whole message and
+/// from every field start the scalar loop finds in its first 200 bytes (so the scan starts at
+/// every alignment).
 #[test]
 fn validate_agrees_on_every_backend() {
     check(
@@ -643,12 +652,18 @@ fn validate_agrees_on_every_backend() {
             starts.iter().all(|&start| {
                 let msg = &msg[start..];
                 let want = reference().validate(msg, pbwire::wire::DEFAULT_DEPTH_LIMIT);
-                kernels().iter().all(|k| {
-                    let got = k.validate(msg, pbwire::wire::DEFAULT_DEPTH_LIMIT);
-                    if got != want {
-                        eprintln!("{} validate: {got:?} != {want:?} from {start}", k.backend());
-                    }
-                    got == want
+                [0, 1, 2, 3, 4, pbwire::wire::DEFAULT_DEPTH_LIMIT].iter().all(|&limit| {
+                    let want = reference().validate(msg, limit);
+                    kernels().iter().all(|k| {
+                        let got = k.validate(msg, limit);
+                        if got != want {
+                            eprintln!(
+                                "{} validate: {got:?} != {want:?} from {start}, limit {limit}",
+                                k.backend()
+                            );
+                        }
+                        got == want
+                    })
                 }) && pbwire::fields::validate(msg) == want
             })
         }) as fn(LongMessage) -> bool,

@@ -8,7 +8,9 @@
 //! The table is built one chunk ahead of the chase, and the chase takes a fixed number of steps
 //! for every block built, in the same loop: the core overlaps the build's throughput with the
 //! chase's latency. (A chase loop of its own would end in a mispredicted exit at every chunk,
-//! whose flush discards the overlap.)
+//! whose flush discards the overlap.) The number of steps follows the fields the last chunk
+//! held, and a chunk of few fields (long payloads) ends the scan: building a table costs about
+//! the same for every byte, and the scalar path is the cheaper one when fields are long.
 
 use crate::wire;
 
@@ -16,7 +18,14 @@ use crate::wire;
 pub(crate) const MAX_FIELD: usize = 130;
 
 /// Positions a table covers; the chase takes its steps in one table while the next is built.
-const CHUNK: usize = 1024;
+pub(crate) const CHUNK: usize = 1024;
+
+/// The most chase steps taken for one block built.
+const MAX_STEPS: usize = 8;
+
+/// Fewer fields than this in a chunk (an average field of 26 bytes or more) end the scan: the
+/// AVX-512 build of a chunk takes about as long as the scalar path's 35 fields.
+const MIN_FIELDS: usize = 40;
 
 /// Zero entries after a table's chunk: where the chase waits once a field ends past the chunk
 /// (`MAX_FIELD` at most past it).
@@ -28,8 +37,6 @@ pub(crate) trait FieldLengths {
     const BLOCK: usize;
     /// Bytes the call reads from the block's start.
     const READS: usize;
-    /// Chase steps taken for each block built: about the fields a block holds.
-    const STEPS: usize;
 
     /// Writes `out[i]` for `i < BLOCK`: the length of the field starting at `at + i` if
     /// `at + i < limit` and the field is a table field, else 0. A table field has a tag of 1 or
@@ -46,17 +53,20 @@ pub(crate) trait FieldLengths {
 /// A table: a chunk's entries, then the zero padding.
 type Table = [u8; CHUNK + PAD];
 
-/// How far from `start` (a field's start) the fields of `message` are all valid: the start of
-/// the first field that neither the table nor the scalar fast path takes (a group, an error,
-/// a 3-byte tag...), or a field start in the last `READS.max(MAX_FIELD)` bytes. Every field
-/// before the returned offset is well-formed, so a validator continues from there.
+/// How far from `start` (a field's start) the fields of `message` are all valid, groups nesting
+/// at most `depth_limit` deep: the start of the first field with an error, a field start in
+/// the last `READS.max(MAX_FIELD)` bytes, or the first field start after a chunk of few fields.
+/// Every field before the returned offset is well-formed, so a validator continues from there.
 ///
 /// # Safety
 /// The CPU must support `L`'s instruction set.
 #[inline(always)]
-pub(crate) unsafe fn scan<L: FieldLengths>(message: &[u8], start: usize) -> usize {
+pub(crate) unsafe fn scan<L: FieldLengths>(message: &[u8], start: usize, depth_limit: u8) -> usize {
+    let blocks = CHUNK / L::BLOCK;
     let limit = message.len().saturating_sub(L::READS.max(MAX_FIELD));
     let mut tables: [Table; 2] = [[0; CHUNK + PAD]; 2];
+    // Steps a block: about a field for every 16 bytes to begin with.
+    let mut steps = L::BLOCK / 16;
     // `base` is the offset of `tables[cur][0]`, `rel` the chase's position in that table.
     let mut base = start;
     loop {
@@ -64,37 +74,51 @@ pub(crate) unsafe fn scan<L: FieldLengths>(message: &[u8], start: usize) -> usiz
             return base;
         }
         // SAFETY: forwarded.
-        unsafe { build::<L>(message, base, limit, &mut tables[0], 0..CHUNK / L::BLOCK) };
+        unsafe { build::<L>(message, base, limit, &mut tables[0], 0..blocks) };
         let (mut cur, mut rel) = (0, 0);
         loop {
             let next = base + CHUNK;
             let [first, second] = &mut tables;
             let (table, upcoming) = if cur == 0 { (&*first, second) } else { (&*second, first) };
-            for block in 0..CHUNK / L::BLOCK {
+            // Blocks after which the chase was still in the chunk, and how far past the
+            // chunk's end a field the table left out took it (the chase then waits at the end).
+            let (mut chasing, mut past) = (0, 0);
+            for block in 0..blocks {
                 // SAFETY: forwarded.
                 unsafe { build::<L>(message, next, limit, upcoming, block..block + 1) };
-                for _ in 0..L::STEPS {
-                    // `rel < CHUNK + MAX_FIELD` here: it starts below `CHUNK`, grows by at
-                    // most `MAX_FIELD` from below `CHUNK`, and from `CHUNK` on reads padding
-                    // (0) and stays.
-                    rel += table[rel] as usize;
+                rel = match steps {
+                    1 => chase::<1>(table, rel),
+                    2 => chase::<2>(table, rel),
+                    3 => chase::<3>(table, rel),
+                    4 => chase::<4>(table, rel),
+                    5 => chase::<5>(table, rel),
+                    6 => chase::<6>(table, rel),
+                    7 => chase::<7>(table, rel),
+                    _ => chase::<MAX_STEPS>(table, rel),
+                };
+                chasing += (rel < CHUNK) as usize;
+                if rel < CHUNK && table[rel] == 0 {
+                    // A field the table leaves out (rare in a chunk worth a table).
+                    let at = base + rel;
+                    match field_len(message, at, limit, depth_limit) {
+                        Some(n) if rel + n < CHUNK => rel += n,
+                        Some(n) => (rel, past) = (CHUNK, rel + n - CHUNK),
+                        None => return at,
+                    }
                 }
             }
-            // The chase's remaining steps in this chunk, and the fields the table left out.
+            rel += past;
+            // The chase's remaining steps in this chunk.
+            let mut more = 0;
             while rel < CHUNK {
-                let step = table[rel] as usize;
-                if step != 0 {
-                    rel += step;
-                    continue;
-                }
-                let at = base + rel;
-                if at >= limit {
-                    return at;
-                }
-                match wire::window(message, at).and_then(|w| wire::fast_field(w, message.len() - at)) {
-                    Some(f) => rel += f.end,
-                    None => return at,
-                }
+                more += 1;
+                rel += match table[rel] {
+                    0 => match field_len(message, base + rel, limit, depth_limit) {
+                        Some(n) => n,
+                        None => return base + rel,
+                    },
+                    step => step as usize,
+                };
             }
             rel -= CHUNK;
             base = next;
@@ -102,6 +126,14 @@ pub(crate) unsafe fn scan<L: FieldLengths>(message: &[u8], start: usize) -> usiz
             if base + rel >= limit {
                 return base + rel;
             }
+            // The chunk's fields: all the steps and more, or about the steps up to the middle
+            // of the block in which the chase left the chunk. The next chunk gets a quarter
+            // more (the fields a chunk holds vary).
+            let fields = if more > 0 { steps * blocks + more } else { steps * chasing + steps / 2 };
+            if fields < MIN_FIELDS {
+                return base + rel;
+            }
+            steps = (fields + fields / 4).div_ceil(blocks).clamp(1, MAX_STEPS);
             if rel >= CHUNK {
                 // A long field jumped past the next table: start over where it ends.
                 base += rel;
@@ -109,6 +141,28 @@ pub(crate) unsafe fn scan<L: FieldLengths>(message: &[u8], start: usize) -> usiz
             }
         }
     }
+}
+
+/// The length of the valid field at `at` that the table left out (a longer payload, a 3-byte
+/// tag, a group...), or `None` for an error or a field in the last bytes (for the validator).
+#[inline(never)]
+fn field_len(message: &[u8], at: usize, limit: usize, depth_limit: u8) -> Option<usize> {
+    if at >= limit {
+        return None;
+    }
+    let (tag, n) = wire::decode_tag(&message[at..]).ok()?;
+    Some(n + wire::skip_field_with_depth_limit(tag, &message[at + n..], depth_limit).ok()?)
+}
+
+/// `N` steps of the chase from `rel`.
+#[inline(always)]
+fn chase<const N: usize>(table: &Table, mut rel: usize) -> usize {
+    for _ in 0..N {
+        // `rel < CHUNK + MAX_FIELD` here: it starts below `CHUNK`, grows by at most
+        // `MAX_FIELD` from below `CHUNK`, and from `CHUNK` on reads padding (0) and stays.
+        rel += table[rel] as usize;
+    }
+    rel
 }
 
 /// Fills `table`'s `blocks` for the chunk at `base`; blocks starting at or past `limit` are 0.
@@ -140,6 +194,6 @@ unsafe fn build<L: FieldLengths>(
 ///
 /// # Safety
 /// None; `unsafe` only to fit [`super::KernelFns::scan_fields`].
-pub(crate) unsafe fn scan_none(_message: &[u8], start: usize) -> usize {
+pub(crate) unsafe fn scan_none(_message: &[u8], start: usize, _depth_limit: u8) -> usize {
     start
 }

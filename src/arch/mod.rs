@@ -80,7 +80,7 @@ pub(crate) struct KernelFns {
     pub validate_utf8: unsafe fn(&[u8]) -> bool,
     /// How far from a field start the fields of a message are valid (see
     /// [`field_table::scan`]); `fields::validate` continues from there.
-    pub scan_fields: unsafe fn(&[u8], usize) -> usize,
+    pub scan_fields: unsafe fn(&[u8], usize, u8) -> usize,
 }
 
 /// `core::str::from_utf8` as a backend's UTF-8 check: every backend without a SIMD one (or

@@ -17,8 +17,6 @@ impl FieldLengths for Avx512Lengths {
     const BLOCK: usize = 64;
     // Bytes `at + 65 .. at + 129` for the varint ends of the block's last values.
     const READS: usize = 129;
-    // The 1 MiB mixed message has 4.4 fields a block; 4 and 5 measured the same.
-    const STEPS: usize = 4;
 
     #[inline(always)]
     unsafe fn lengths(message: *const u8, at: usize, limit: usize, out: *mut u8) {
@@ -103,9 +101,9 @@ unsafe fn lengths(p: *const u8, below: usize, out: *mut u8) {
 #[target_feature(
     enable = "avx512f,avx512bw,avx512vl,avx512cd,avx512vbmi,avx512vbmi2,avx2,bmi1,bmi2,lzcnt,popcnt"
 )]
-pub(crate) unsafe fn scan_fields(message: &[u8], start: usize) -> usize {
+pub(crate) unsafe fn scan_fields(message: &[u8], start: usize, depth_limit: u8) -> usize {
     // SAFETY: forwarded.
-    unsafe { field_table::scan::<Avx512Lengths>(message, start) }
+    unsafe { field_table::scan::<Avx512Lengths>(message, start, depth_limit) }
 }
 
 #[cfg(test)]
@@ -189,39 +187,53 @@ mod tests {
         }
     }
 
-    /// The scan takes a long message of table fields and longer payloads up to its last `READS`
-    /// bytes at most, stopping at a field's start, and stops at a group.
+    /// The scan takes a long message of table fields and fields it leaves to the scalar paths
+    /// (a longer payload, a group, a 3-byte tag) up to its last `READS` bytes at most, stopping
+    /// at a field's start; it stops at an error, and soon in a message of long fields.
     #[test]
-    fn the_scan_takes_common_fields_and_stops_at_others() {
+    fn the_scan_takes_valid_fields_and_stops_at_errors() {
         if !Backend::Avx512.is_available() {
             return;
         }
         let mut m = std::vec::Vec::new();
         let mut starts = std::vec::Vec::new();
-        for i in 0..2000u32 {
+        for i in 0..4000u32 {
             starts.push(m.len());
-            match i % 5 {
-                0 => m.extend_from_slice(&[0x08, 0x96, 0x01]),
-                1 => m.extend_from_slice(&[0x91, 0x02, 1, 2, 3, 4, 5, 6, 7, 8]),
-                2 => m.extend_from_slice(&[0x15, 1, 2, 3, 4]),
-                3 => m.extend_from_slice(&[0x1a, 3, b'a', b'b', b'c']),
-                // A 200-byte payload: the table leaves it to the scalar fast path.
-                _ => {
+            match i % 25 {
+                6 => m.extend_from_slice(&[0x80, 0x80, 0x01, 0x00]),
+                12 => m.extend_from_slice(&[0x0b, 0x08, 0x01, 0x0c]),
+                24 => {
                     m.extend_from_slice(&[0x22, 0xc8, 0x01]);
                     m.extend(core::iter::repeat_n(0x80, 200));
                 }
+                k if k % 4 == 0 => m.extend_from_slice(&[0x08, 0x96, 0x01]),
+                k if k % 4 == 1 => m.extend_from_slice(&[0x91, 0x02, 1, 2, 3, 4, 5, 6, 7, 8]),
+                k if k % 4 == 2 => m.extend_from_slice(&[0x15, 1, 2, 3, 4]),
+                _ => m.extend_from_slice(&[0x1a, 3, b'a', b'b', b'c']),
             }
         }
         // SAFETY: AVX-512 checked above.
-        let end = unsafe { scan_fields(&m, 0) };
+        let end = unsafe { scan_fields(&m, 0, 100) };
         let at_a_start = starts.contains(&end) || end == m.len();
         assert!(at_a_start && end + Avx512Lengths::READS >= m.len(), "{end} of {}", m.len());
-        // A group start at field 1000 stops it there.
+        // SAFETY: as above.
+        assert_eq!(unsafe { scan_fields(&m, starts[7], 100) }, end);
+        // A group is an error with a depth limit of 0.
+        // SAFETY: as above.
+        assert_eq!(unsafe { scan_fields(&m, 0, 0) }, starts[12]);
+        // Field number 0 at field 1000 stops it there.
         let at = starts[1000];
-        m[at] = 0x0b;
+        m[at] = 0;
         // SAFETY: as above.
-        assert_eq!(unsafe { scan_fields(&m, 0) }, at);
+        assert_eq!(unsafe { scan_fields(&m, 0, 100) }, at);
         // SAFETY: as above.
-        assert_eq!(unsafe { scan_fields(&m, starts[1001]) }, end);
+        assert_eq!(unsafe { scan_fields(&m, starts[1001], 100) }, end);
+
+        // 100-byte payloads: the scan gives up after the first two chunks.
+        let long: std::vec::Vec<u8> =
+            (0..1000).flat_map(|_| [0x0a, 98].into_iter().chain([b'a'; 98])).collect();
+        // SAFETY: as above.
+        let gave_up = unsafe { scan_fields(&long, 0, 100) };
+        assert!(gave_up % 100 == 0 && gave_up <= 2 * field_table::CHUNK + 100, "{gave_up}");
     }
 }
