@@ -82,31 +82,26 @@ pub(crate) unsafe fn scan<L: FieldLengths>(message: &[u8], start: usize, depth_l
             let (table, upcoming) = if cur == 0 { (&*first, second) } else { (&*second, first) };
             // Blocks after which the chase was still in the chunk, and how far past the
             // chunk's end a field the table left out took it (the chase then waits at the end).
-            let (mut chasing, mut past) = (0, 0);
-            for block in 0..blocks {
-                // SAFETY: forwarded.
-                unsafe { build::<L>(message, next, limit, upcoming, block..block + 1) };
-                rel = match steps {
-                    1 => chase::<1>(table, rel),
-                    2 => chase::<2>(table, rel),
-                    3 => chase::<3>(table, rel),
-                    4 => chase::<4>(table, rel),
-                    5 => chase::<5>(table, rel),
-                    6 => chase::<6>(table, rel),
-                    7 => chase::<7>(table, rel),
-                    _ => chase::<MAX_STEPS>(table, rel),
-                };
-                chasing += (rel < CHUNK) as usize;
-                if rel < CHUNK && table[rel] == 0 {
-                    // A field the table leaves out (rare in a chunk worth a table).
-                    let at = base + rel;
-                    match field_len(message, at, limit, depth_limit) {
-                        Some(n) if rel + n < CHUNK => rel += n,
-                        Some(n) => (rel, past) = (CHUNK, rel + n - CHUNK),
-                        None => return at,
-                    }
+            // One loop for each number of steps, chosen once a chunk.
+            let chunk = Chunk { message, base, limit, depth_limit, table };
+            // SAFETY: forwarded.
+            let overlapped = unsafe {
+                match steps {
+                    1 => chunk.overlapped::<L, 1>(upcoming, rel),
+                    2 => chunk.overlapped::<L, 2>(upcoming, rel),
+                    3 => chunk.overlapped::<L, 3>(upcoming, rel),
+                    4 => chunk.overlapped::<L, 4>(upcoming, rel),
+                    5 => chunk.overlapped::<L, 5>(upcoming, rel),
+                    6 => chunk.overlapped::<L, 6>(upcoming, rel),
+                    7 => chunk.overlapped::<L, 7>(upcoming, rel),
+                    _ => chunk.overlapped::<L, MAX_STEPS>(upcoming, rel),
                 }
-            }
+            };
+            let (chasing, past);
+            (rel, chasing, past) = match overlapped {
+                Ok(state) => state,
+                Err(at) => return at,
+            };
             rel += past;
             // The chase's remaining steps in this chunk.
             let mut more = 0;
@@ -152,6 +147,51 @@ fn field_len(message: &[u8], at: usize, limit: usize, depth_limit: u8) -> Option
     }
     let (tag, n) = wire::decode_tag(&message[at..]).ok()?;
     Some(n + wire::skip_field_with_depth_limit(tag, &message[at + n..], depth_limit).ok()?)
+}
+
+/// The chunk being chased.
+struct Chunk<'a> {
+    message: &'a [u8],
+    /// Where the chunk starts in `message`.
+    base: usize,
+    limit: usize,
+    depth_limit: u8,
+    table: &'a Table,
+}
+
+impl Chunk<'_> {
+    /// Builds the next chunk's table into `upcoming` while taking `S` steps of the chase for
+    /// each block, from `rel`; a field the table leaves out is taken between blocks. Returns
+    /// where the chase is, after how many blocks it was still in the chunk, and how far past
+    /// its end a field the table left out took it (`rel` then waits at the end); or the
+    /// offset of a field with an error.
+    ///
+    /// # Safety
+    /// The CPU must support `L`'s instruction set.
+    #[inline(always)]
+    unsafe fn overlapped<L: FieldLengths, const S: usize>(
+        &self,
+        upcoming: &mut Table,
+        mut rel: usize,
+    ) -> Result<(usize, usize, usize), usize> {
+        let (mut chasing, mut past) = (0, 0);
+        for block in 0..CHUNK / L::BLOCK {
+            // SAFETY: forwarded.
+            unsafe { build::<L>(self.message, self.base + CHUNK, self.limit, upcoming, block..block + 1) };
+            rel = chase::<S>(self.table, rel);
+            chasing += (rel < CHUNK) as usize;
+            if rel < CHUNK && self.table[rel] == 0 {
+                // A field the table leaves out (rare in a chunk worth a table).
+                let at = self.base + rel;
+                match field_len(self.message, at, self.limit, self.depth_limit) {
+                    Some(n) if rel + n < CHUNK => rel += n,
+                    Some(n) => (rel, past) = (CHUNK, rel + n - CHUNK),
+                    None => return Err(at),
+                }
+            }
+        }
+        Ok((rel, chasing, past))
+    }
 }
 
 /// `N` steps of the chase from `rel`.
