@@ -225,47 +225,68 @@ pub fn validate_with_depth_limit(message: &[u8], depth_limit: u8) -> Result<()> 
 /// Messages shorter than this are not worth a table scan (it builds a table of 1 KiB first).
 const SCAN_MIN_LEN: usize = 512;
 
-/// The scalar loop looks at whether a table scan would pay after this many fields...
+/// A look at whether a table scan would pay: this many fields by the scalar path...
 const PROBE_FIELDS: usize = 16;
 
 /// ... and it does if they averaged this many bytes or fewer (a table costs about the same for
 /// every byte, the scalar loop for every field).
 const DENSE_FIELD_LEN: usize = 24;
 
-/// The most scalar fields between two looks, after scans that kept stopping early.
-const MAX_GAP: usize = 1024;
+/// The bytes the scalar loop takes alone after a look, at first and at most (doubling while
+/// looks find long fields or scans stop early).
+const GAP: core::ops::RangeInclusive<usize> = 1024..=64 * 1024;
 
-/// [`validate_with_depth_limit`] with a backend's field scan: `scan` checks the common fields
-/// as far as it can, the loop below the rest (and finds every error).
+/// [`validate_with_depth_limit`] with a backend's field scan, if it has one: `scan` checks the
+/// common fields as far as it can, the scalar loop the rest (and finds every error).
 ///
 /// # Safety
 /// The CPU must support the backend `scan` belongs to.
 pub(crate) unsafe fn validate_with(
-    scan: unsafe fn(&[u8], usize, u8) -> usize,
+    scan: Option<crate::arch::ScanFields>,
     message: &[u8],
     depth_limit: u8,
 ) -> Result<()> {
-    let mut it = Fields::with_depth_limit(message, depth_limit);
-    // Scalar fields until the next look, fields between looks, and where the last look was.
-    let mut gap = PROBE_FIELDS;
-    let mut budget = if message.len() >= SCAN_MIN_LEN { gap } else { usize::MAX };
-    let mut mark = 0;
-    while it.pos < message.len() {
-        if budget == 0 {
-            if it.pos - mark <= gap * DENSE_FIELD_LEN {
-                let from = it.pos;
-                // SAFETY: forwarded; `it.pos` is a field's start. Every field before the
-                // offset it returns is valid, and that offset is a field's start too.
-                it.pos = unsafe { scan(message, it.pos, depth_limit) };
-                // A scan that went far stopped at a field it leaves out (or at a stretch of
-                // long fields): look again soon. One that stopped early: wait twice as long.
-                let far = it.pos - from >= 4 * crate::arch::field_table::CHUNK;
-                gap = if far { PROBE_FIELDS } else { (gap * 2).min(MAX_GAP) };
-            }
-            (mark, budget) = (it.pos, gap);
-            continue;
+    match scan.filter(|_| message.len() >= SCAN_MIN_LEN) {
+        // SAFETY: forwarded.
+        Some(scan) => unsafe { validate_scanning(scan, &mut Fields::with_depth_limit(message, depth_limit)) },
+        None => validate_scalar(message, depth_limit),
+    }
+}
+
+/// The scalar loop, handing over to `scan` where a look finds short fields.
+///
+/// # Safety
+/// The CPU must support the backend `scan` belongs to.
+unsafe fn validate_scanning(scan: crate::arch::ScanFields, it: &mut Fields<'_>) -> Result<()> {
+    let (message, depth_limit) = (it.buf, it.depth_limit);
+    let mut gap = *GAP.start();
+    loop {
+        let from = it.pos;
+        scalar_fields(it, PROBE_FIELDS)?;
+        if it.pos == message.len() {
+            return Ok(());
         }
-        budget -= 1;
+        if it.pos - from <= PROBE_FIELDS * DENSE_FIELD_LEN {
+            let at = it.pos;
+            // SAFETY: forwarded; `it.pos` is a field's start. Every field before the offset it
+            // returns is valid, and that offset is a field's start too.
+            it.pos = unsafe { scan(message, at, depth_limit) };
+            // A scan that went far stopped at an error or at a stretch of long fields.
+            let far = it.pos - at >= 4 * crate::arch::field_table::CHUNK;
+            gap = if far { *GAP.start() } else { (gap * 2).min(*GAP.end()) };
+        } else {
+            gap = (gap * 2).min(*GAP.end());
+        }
+        it.pos = scalar_until(message, it.pos, depth_limit, message.len().min(it.pos + gap))?;
+    }
+}
+
+/// The scalar loop alone, to the end (its own function and loop: sharing either with the
+/// scanning path cost it registers, 65 -> 71-77 instructions a field).
+#[inline(never)]
+fn validate_scalar(message: &[u8], depth_limit: u8) -> Result<()> {
+    let mut it = Fields::with_depth_limit(message, depth_limit);
+    while it.pos < message.len() {
         // Fields the fast path bounds need no value: only their end.
         if let Some(f) =
             wire::window(message, it.pos).and_then(|w| wire::fast_field(w, message.len() - it.pos))
@@ -276,6 +297,49 @@ pub(crate) unsafe fn validate_with(
         it.next().transpose()?;
     }
     Ok(())
+}
+
+/// The scalar loop over `n` fields (fewer at the end).
+#[inline(never)]
+fn scalar_fields(fields: &mut Fields<'_>, n: usize) -> Result<()> {
+    let mut it = fields.clone();
+    let message = it.buf;
+    for _ in 0..n {
+        if it.pos == message.len() {
+            break;
+        }
+        if let Some(f) =
+            wire::window(message, it.pos).and_then(|w| wire::fast_field(w, message.len() - it.pos))
+        {
+            it.pos += f.end;
+            continue;
+        }
+        it.next().transpose()?;
+    }
+    *fields = it;
+    Ok(())
+}
+
+/// The scalar loop from the field at `pos`, up to the first field that starts at or past
+/// `stop` (at most the length); returns where that is.
+#[inline(never)]
+fn scalar_until(message: &[u8], pos: usize, depth_limit: u8, stop: usize) -> Result<usize> {
+    // A fresh iterator from plain values, kept in registers.
+    let mut it = Fields { pos, ..Fields::with_depth_limit(message, depth_limit) };
+    // The fast path looks at the bytes before `stop` only, so that the loop needs no more
+    // registers than one to the end (a field it cannot bound there goes the reference path,
+    // which sees them all).
+    let before = &message[..stop];
+    while it.pos < before.len() {
+        // Fields the fast path bounds need no value: only their end.
+        if let Some(f) = wire::window(before, it.pos).and_then(|w| wire::fast_field(w, before.len() - it.pos))
+        {
+            it.pos += f.end;
+            continue;
+        }
+        it.next().transpose()?;
+    }
+    Ok(it.pos)
 }
 
 #[cfg(test)]

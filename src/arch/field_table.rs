@@ -229,11 +229,3 @@ unsafe fn build<L: FieldLengths>(
         }
     }
 }
-
-/// The scan of a backend without a table builder: nothing taken, the validator does it all.
-///
-/// # Safety
-/// None; `unsafe` only to fit [`super::KernelFns::scan_fields`].
-pub(crate) unsafe fn scan_none(_message: &[u8], start: usize, _depth_limit: u8) -> usize {
-    start
-}

@@ -4,7 +4,7 @@
 
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod aarch64;
-// Only x86-64 has a table builder so far; the other targets use `scan_none` alone.
+// Only x86-64 has a table builder so far.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) mod field_table;
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
@@ -60,6 +60,10 @@ impl Payload {
     }
 }
 
+/// How far from a field start the fields of a message are valid, with a group depth limit
+/// (see [`field_table::scan`]); `fields::validate` continues from there.
+pub(crate) type ScanFields = unsafe fn(&[u8], usize, u8) -> usize;
+
 /// One backend's bulk kernels. The functions are `unsafe` because a SIMD backend's may only run
 /// on a CPU with its instruction set; a table is handed out only after that has been checked.
 pub(crate) struct KernelFns {
@@ -78,9 +82,8 @@ pub(crate) struct KernelFns {
     pub encode_bool: unsafe fn(&[bool], &mut [u8]) -> Result<usize>,
     /// Whether the bytes are UTF-8 (for `utf8::from_utf8` past its short ASCII check).
     pub validate_utf8: unsafe fn(&[u8]) -> bool,
-    /// How far from a field start the fields of a message are valid (see
-    /// [`field_table::scan`]); `fields::validate` continues from there.
-    pub scan_fields: unsafe fn(&[u8], usize, u8) -> usize,
+    /// The field scan `fields::validate` starts with, if the backend has a table builder.
+    pub scan_fields: Option<ScanFields>,
 }
 
 /// `core::str::from_utf8` as a backend's UTF-8 check: every backend without a SIMD one (or

@@ -80,5 +80,5 @@ pub(crate) static FNS: super::KernelFns = super::KernelFns {
     encode_sint32: crate::packed::portable::encode_sint32,
     validate_utf8: super::utf8_core,
     encode_bool: crate::packed::portable::encode_bool,
-    scan_fields: super::field_table::scan_none,
+    scan_fields: None,
 };

@@ -63,6 +63,6 @@ const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = validate_utf8;
 const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = crate::arch::utf8_core;
 
 /// No field-length table yet: `fields::validate` runs the scalar fast path.
-const SCAN_FIELDS: unsafe fn(&[u8], usize, u8) -> usize = crate::arch::field_table::scan_none;
+const SCAN_FIELDS: Option<crate::arch::ScanFields> = None;
 
 generic::kernel_fns!("neon", Neon, generic::Swar, generic::EachVarint);

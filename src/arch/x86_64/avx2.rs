@@ -137,6 +137,6 @@ pub(crate) const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = crate::arch::utf8_cor
 crate::packed::encoders_with!("avx2,bmi1,bmi2,lzcnt,popcnt", crate::arch::x86_64::avx2::Avx2Block32);
 
 /// No field-length table yet: `fields::validate` runs the scalar fast path.
-const SCAN_FIELDS: unsafe fn(&[u8], usize, u8) -> usize = crate::arch::field_table::scan_none;
+const SCAN_FIELDS: Option<crate::arch::ScanFields> = None;
 
 generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, generic::InLanes<Avx2Lanes>, encoders);

@@ -243,7 +243,7 @@ impl generic::WindowDecoder for Vbmi2 {
 const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = super::avx2::VALIDATE_UTF8;
 
 /// The field-length table scan.
-const SCAN_FIELDS: unsafe fn(&[u8], usize, u8) -> usize = super::avx512_fields::scan_fields;
+const SCAN_FIELDS: Option<crate::arch::ScanFields> = Some(super::avx512_fields::scan_fields);
 
 generic::kernel_fns!(
     "avx512f,avx512bw,avx512vl,avx512cd,avx512vbmi,avx512vbmi2,avx2,bmi1,bmi2,lzcnt,popcnt",

@@ -155,6 +155,6 @@ impl<J: JoinLanes> generic::Gather4 for Sse2Lanes<J> {
 const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = crate::arch::utf8_core;
 
 /// No field-length table yet: `fields::validate` runs the scalar fast path.
-const SCAN_FIELDS: unsafe fn(&[u8], usize, u8) -> usize = crate::arch::field_table::scan_none;
+const SCAN_FIELDS: Option<crate::arch::ScanFields> = None;
 
 generic::kernel_fns!("sse2", Sse2, generic::Swar, generic::InLanes<Sse2Lanes<ShiftJoin>>);

@@ -168,7 +168,7 @@ const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = crate::arch::utf8_core;
 crate::packed::encoders_with!("sse2,ssse3", crate::arch::x86_64::ssse3::ShuffleBlock32);
 
 /// No field-length table yet: `fields::validate` runs the scalar fast path.
-const SCAN_FIELDS: unsafe fn(&[u8], usize, u8) -> usize = crate::arch::field_table::scan_none;
+const SCAN_FIELDS: Option<crate::arch::ScanFields> = None;
 
 generic::kernel_fns!(
     "sse2,ssse3",
