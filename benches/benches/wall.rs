@@ -685,8 +685,9 @@ fn encode_bench(dist: Dist, n: usize, narrow: Option<Narrow>) -> Bench {
 
 // ------------------------------------------------------------------------------ messages
 
-fn scan_bench() -> Bench {
-    let (msg, count) = data::scan_message();
+/// Scanning every top-level field of `message` (of `count` fields), described as `data`.
+fn scan_bench(message: (Vec<u8>, usize), data: String) -> Bench {
+    let (msg, count) = message;
     let msg = Rc::new(msg);
     let sum: u64 = fields(&msg).map(|f| f.unwrap().number as u64).sum();
     let e = Some(hash_values([count as u64, sum]));
@@ -728,6 +729,12 @@ fn scan_bench() -> Bench {
         m.len() as u64
     }));
     let m = msg.clone();
+    cs.push(contender("pbwire validate, scalar loop only (Kernel(scalar))", None, move |_| {
+        let scalar = pbwire::backend::Kernel::new(pbwire::backend::Backend::Scalar).unwrap();
+        scalar.validate(black_box(&m), wire::DEFAULT_DEPTH_LIMIT).unwrap();
+        m.len() as u64
+    }));
+    let m = msg.clone();
     cs.push(contender("prost decode_key + skip_field", e, move |_| {
         let (mut n, mut s) = (0u64, 0u64);
         let mut buf: &[u8] = &m;
@@ -764,7 +771,7 @@ fn scan_bench() -> Bench {
     }));
     Bench {
         kernel: "scan",
-        data: format!("1 MiB mixed, {count} fields"),
+        data,
         unit: "field",
         units: count,
         bytes: msg.len(),
@@ -996,7 +1003,22 @@ fn specs(quick: bool) -> Vec<Spec> {
             }
         }
     }
-    add("scan/1MiB".into(), Box::new(scan_bench));
+    add(
+        "scan/1MiB".into(),
+        Box::new(|| {
+            let message = data::scan_message();
+            let data = format!("1 MiB mixed, {} fields", message.1);
+            scan_bench(message, data)
+        }),
+    );
+    add(
+        "scan/strings".into(),
+        Box::new(|| {
+            let message = data::strings_message(1 << 20, 20, 150);
+            let data = format!("1 MiB of 20..=150-byte strings, {} fields", message.1);
+            scan_bench(message, data)
+        }),
+    );
     add("records/100000".into(), Box::new(|| records_bench(100_000)));
     add("trade_order".into(), Box::new(trade_order_bench));
     for (lo, hi) in [(8, 24), (64, 64), (1024, 1024)] {

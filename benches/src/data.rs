@@ -285,6 +285,23 @@ pub fn mixed_message(min_bytes: usize, max_fields: usize) -> (Vec<u8>, usize) {
     (out, count)
 }
 
+/// A message of top-level string fields of `lo..=hi` bytes (field 1; 1- and 2-byte length
+/// prefixes past 127) up to `min_bytes`: long fields, where a scan costs per field, not per
+/// byte. Returns the message and its number of fields.
+pub fn strings_message(min_bytes: usize, lo: u64, hi: u64) -> (Vec<u8>, usize) {
+    let mut rng = Rng::new(0x57a1);
+    let mut out = Vec::with_capacity(min_bytes + hi as usize + 8);
+    let mut count = 0;
+    while out.len() < min_bytes {
+        let len = rng.range(lo, hi) as usize;
+        out.push(0x0a);
+        prost::encoding::encode_varint(len as u64, &mut out);
+        out.extend((0..len).map(|_| b'a' + (rng.next_u64() % 26) as u8));
+        count += 1;
+    }
+    (out, count)
+}
+
 /// The 1 MiB scanning message of DESIGN.md.
 pub fn scan_message() -> (Vec<u8>, usize) {
     mixed_message(1 << 20, usize::MAX)
