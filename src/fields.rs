@@ -281,48 +281,32 @@ unsafe fn validate_scanning(scan: crate::arch::ScanFields, it: &mut Fields<'_>) 
     }
 }
 
-/// The scalar loop alone, to the end (its own function and loop: sharing either with the
-/// scanning path cost it registers, 65 -> 71-77 instructions a field).
+/// The scalar loop alone, to the end.
 #[inline(never)]
 fn validate_scalar(message: &[u8], depth_limit: u8) -> Result<()> {
-    let mut it = Fields::with_depth_limit(message, depth_limit);
-    while it.pos < message.len() {
-        // Fields the fast path bounds need no value: only their end.
-        if let Some(f) =
-            wire::window(message, it.pos).and_then(|w| wire::fast_field(w, message.len() - it.pos))
-        {
-            it.pos += f.end;
-            continue;
-        }
-        it.next().transpose()?;
-    }
-    Ok(())
+    scalar_until(message, 0, depth_limit, message.len()).map(drop)
 }
 
 /// The scalar loop over `n` fields (fewer at the end).
 #[inline(never)]
 fn scalar_fields(fields: &mut Fields<'_>, n: usize) -> Result<()> {
-    let mut it = fields.clone();
-    let message = it.buf;
     for _ in 0..n {
-        if it.pos == message.len() {
+        if fields.pos == fields.buf.len() {
             break;
         }
-        if let Some(f) =
-            wire::window(message, it.pos).and_then(|w| wire::fast_field(w, message.len() - it.pos))
-        {
-            it.pos += f.end;
-            continue;
+        match fast_end(fields.buf, fields.pos) {
+            Some(end) => fields.pos = end,
+            None => drop(fields.next().transpose()?),
         }
-        it.next().transpose()?;
     }
-    *fields = it;
     Ok(())
 }
 
 /// The scalar loop from the field at `pos`, up to the first field that starts at or past
-/// `stop` (at most the length); returns where that is.
-#[inline(never)]
+/// `stop` (at most the length); returns where that is. (Its own function, taking and returning
+/// plain values: sharing a function with the scanning path, or stepping a `Fields` through a
+/// reference, cost the loop registers, 65 -> 71-77 instructions a field.)
+#[inline(always)]
 fn scalar_until(message: &[u8], pos: usize, depth_limit: u8, stop: usize) -> Result<usize> {
     // A fresh iterator from plain values, kept in registers.
     let mut it = Fields { pos, ..Fields::with_depth_limit(message, depth_limit) };
@@ -331,15 +315,20 @@ fn scalar_until(message: &[u8], pos: usize, depth_limit: u8, stop: usize) -> Res
     // which sees them all).
     let before = &message[..stop];
     while it.pos < before.len() {
-        // Fields the fast path bounds need no value: only their end.
-        if let Some(f) = wire::window(before, it.pos).and_then(|w| wire::fast_field(w, before.len() - it.pos))
-        {
-            it.pos += f.end;
+        if let Some(end) = fast_end(before, it.pos) {
+            it.pos = end;
             continue;
         }
         it.next().transpose()?;
     }
     Ok(it.pos)
+}
+
+/// Where the field at `pos` ends, if the fast path bounds it within `bytes` (fields it bounds
+/// need no value, only their end).
+#[inline(always)]
+fn fast_end(bytes: &[u8], pos: usize) -> Option<usize> {
+    wire::window(bytes, pos).and_then(|w| wire::fast_field(w, bytes.len() - pos)).map(|f| pos + f.end)
 }
 
 #[cfg(test)]
