@@ -277,14 +277,15 @@ unsafe fn validate_scanning(scan: crate::arch::ScanFields, it: &mut Fields<'_>) 
         } else {
             gap = (gap * 2).min(*GAP.end());
         }
-        it.pos = scalar_until(message, it.pos, depth_limit, message.len().min(it.pos + gap))?;
+        let stop = message.len().min(it.pos + gap);
+        it.pos = scalar_until::<true>(message, it.pos, depth_limit, stop)?;
     }
 }
 
 /// The scalar loop alone, to the end.
 #[inline(never)]
 fn validate_scalar(message: &[u8], depth_limit: u8) -> Result<()> {
-    scalar_until(message, 0, depth_limit, message.len()).map(drop)
+    scalar_until::<false>(message, 0, depth_limit, message.len()).map(drop)
 }
 
 /// The scalar loop over `n` fields (fewer at the end).
@@ -307,7 +308,7 @@ fn scalar_fields(fields: &mut Fields<'_>, n: usize) -> Result<()> {
 /// plain values: sharing a function with the scanning path, or stepping a `Fields` through a
 /// reference, cost the loop registers, 65 -> 71-77 instructions a field.)
 #[inline(always)]
-fn scalar_until(message: &[u8], pos: usize, depth_limit: u8, stop: usize) -> Result<usize> {
+fn scalar_until<const LONG: bool>(message: &[u8], pos: usize, depth_limit: u8, stop: usize) -> Result<usize> {
     // A fresh iterator from plain values, kept in registers.
     let mut it = Fields { pos, ..Fields::with_depth_limit(message, depth_limit) };
     // The fast path looks at the bytes before `stop` only, so that the loop needs no more
@@ -315,6 +316,12 @@ fn scalar_until(message: &[u8], pos: usize, depth_limit: u8, stop: usize) -> Res
     // which sees them all).
     let before = &message[..stop];
     while it.pos < before.len() {
+        if LONG {
+            if let Some(end) = len_field_end(before, it.pos) {
+                it.pos = end;
+                continue;
+            }
+        }
         if let Some(end) = fast_end(before, it.pos) {
             it.pos = end;
             continue;
@@ -322,6 +329,36 @@ fn scalar_until(message: &[u8], pos: usize, depth_limit: u8, stop: usize) -> Res
         it.next().transpose()?;
     }
     Ok(it.pos)
+}
+
+/// Where the field at `pos` ends if it is length-delimited with a tag and a length prefix of
+/// one or two bytes each, taken by branches: the scanning path's stretches of long fields,
+/// where these are nearly all the fields and the branches predict, run about twice as fast
+/// this way as through the branch-free [`fast_end`], whose chain through the candidates of
+/// every wire type is longer (1 MiB of 20..=150-byte strings: 2.4 against 4.4 ns a field in a
+/// probe). Mixed wire types would mispredict: the plain loop keeps to `fast_end`.
+#[inline(always)]
+fn len_field_end(bytes: &[u8], pos: usize) -> Option<usize> {
+    let w = wire::window(bytes, pos)?;
+    let (tag_len, number_bits) = if w[0] < 0x80 {
+        (1, w[0] >> 3)
+    } else if w[1] < 0x80 {
+        (2, w[1] | (w[0] & 0x78))
+    } else {
+        return None;
+    };
+    if w[0] & 7 != 2 || number_bits == 0 {
+        return None;
+    }
+    let (p0, p1) = (w[tag_len] as usize, w[tag_len + 1] as usize);
+    let end = if p0 < 0x80 {
+        pos + tag_len + 1 + p0
+    } else if p1 < 0x80 {
+        pos + tag_len + 2 + ((p0 & 0x7f) | p1 << 7)
+    } else {
+        return None;
+    };
+    (end <= bytes.len()).then_some(end)
 }
 
 /// Where the field at `pos` ends, if the fast path bounds it within `bytes` (fields it bounds

@@ -587,7 +587,7 @@ impl quickcheck::Arbitrary for LongMessage {
             match kind {
                 // A 3-byte tag, or (if errors are on) field number 0 written in two bytes.
                 61 => m.extend_from_slice(&[0x80 | raw as u8, 0x80 | (raw >> 7) as u8, 1]),
-                62 if with_errors => m.extend_from_slice(&[0x80, 0]),
+                62 if with_errors => m.extend_from_slice(&[0x80 | (2 * (u8::arbitrary(g) % 2)), 0]),
                 _ => naive_encode_varint(raw as u64, &mut m),
             }
             match kind {
