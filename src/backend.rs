@@ -140,7 +140,7 @@ pub fn detected() -> Backend {
 pub(crate) fn active() -> &'static KernelFns {
     cfg_if::cfg_if! {
         if #[cfg(all(target_arch = "x86_64", target_feature = "avx512f", target_feature = "avx512bw",
-                     target_feature = "avx512vl", target_feature = "avx512cd", target_feature = "avx512vbmi", target_feature = "avx512vbmi2",
+                     target_feature = "avx512vl", target_feature = "avx512cd", target_feature = "avx512vbmi", target_feature = "avx512vbmi2", target_feature = "avx512bitalg",
                      target_feature = "avx2", target_feature = "bmi1",
                      target_feature = "bmi2", target_feature = "lzcnt", target_feature = "popcnt"))] {
             &arch::x86_64::avx512::FNS

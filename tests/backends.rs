@@ -147,6 +147,7 @@ fn this_machine_offers_its_backends() {
                 && std::is_x86_feature_detected!("avx512cd")
                 && std::is_x86_feature_detected!("avx512vbmi")
                 && std::is_x86_feature_detected!("avx512vbmi2")
+                && std::is_x86_feature_detected!("avx512bitalg")
         );
     }
     #[cfg(target_arch = "aarch64")]

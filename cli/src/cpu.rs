@@ -21,6 +21,7 @@ pub fn features() -> Vec<(&'static str, bool)> {
             ("avx512bw", std::is_x86_feature_detected!("avx512bw")),
             ("avx512vl", std::is_x86_feature_detected!("avx512vl")),
             ("avx512vbmi2", std::is_x86_feature_detected!("avx512vbmi2")),
+            ("avx512bitalg", std::is_x86_feature_detected!("avx512bitalg")),
         ]
     }
     #[cfg(target_arch = "aarch64")]

@@ -246,7 +246,7 @@ const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = super::avx2::VALIDATE_UTF8;
 const SCAN_FIELDS: Option<crate::arch::ScanFields> = Some(super::avx512_fields::scan_fields);
 
 generic::kernel_fns!(
-    "avx512f,avx512bw,avx512vl,avx512cd,avx512vbmi,avx512vbmi2,avx2,bmi1,bmi2,lzcnt,popcnt",
+    "avx512f,avx512bw,avx512vl,avx512cd,avx512vbmi,avx512vbmi2,avx512bitalg,avx2,bmi1,bmi2,lzcnt,popcnt",
     Avx512,
     super::avx2::Pext,
     Vbmi2,

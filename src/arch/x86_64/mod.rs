@@ -16,8 +16,8 @@ pub(crate) struct Features {
     pub ssse3: bool,
     /// AVX2 with BMI1, BMI2, LZCNT and POPCNT, and the OS saves the YMM registers.
     pub avx2_bmi2: bool,
-    /// AVX-512 F, BW, VL, CD, VBMI and VBMI2 on top of `avx2_bmi2`, and the OS saves the opmask
-    /// and ZMM registers.
+    /// AVX-512 F, BW, VL, CD, VBMI, VBMI2 and BITALG on top of `avx2_bmi2`, and the OS saves the
+    /// opmask and ZMM registers.
     pub avx512: bool,
 }
 
@@ -47,7 +47,7 @@ pub(crate) fn detect() -> Features {
     let avx2_bmi2 = os_ymm && avx2 && bmi1 && bmi2 && lzcnt && popcnt;
     let (avx512f, avx512bw, avx512vl) = (bit(leaf7.ebx, 16), bit(leaf7.ebx, 30), bit(leaf7.ebx, 31));
     let avx512cd = bit(leaf7.ebx, 28);
-    let (vbmi, vbmi2) = (bit(leaf7.ecx, 1), bit(leaf7.ecx, 6));
-    let avx512 = avx512f && avx512bw && avx512vl && avx512cd && vbmi && vbmi2;
+    let (vbmi, vbmi2, bitalg) = (bit(leaf7.ecx, 1), bit(leaf7.ecx, 6), bit(leaf7.ecx, 12));
+    let avx512 = avx512f && avx512bw && avx512vl && avx512cd && vbmi && vbmi2 && bitalg;
     Features { ssse3, avx2_bmi2, avx512: avx2_bmi2 && os_zmm && avx512 }
 }
