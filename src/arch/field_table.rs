@@ -15,7 +15,7 @@
 use crate::wire;
 
 /// The longest field a table entry holds: a 2-byte tag, a 1-byte length prefix and 127 bytes.
-pub(crate) const MAX_FIELD: usize = 130;
+const MAX_FIELD: usize = 130;
 
 /// Positions a table covers; the chase takes its steps in one table while the next is built.
 pub(crate) const CHUNK: usize = 1024;
