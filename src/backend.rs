@@ -9,7 +9,8 @@
 //! checked at run time.
 //!
 //! Single-value functions ([`crate::varint`], [`crate::wire`]) never dispatch: they are
-//! `#[inline]` scalar code.
+//! `#[inline]` scalar code. Of the message-level calls only [`crate::fields::validate`] does
+//! (its field scan: a table of field lengths on AVX-512).
 //!
 //! To run or compare a specific backend, take a [`Kernel`]: tests, fuzzers and benchmarks run
 //! every backend [`available`] on the machine.
