@@ -407,8 +407,9 @@ pub mod gen {
                     }
                 }
                 6 => {
-                    // Several long varints back to back (a window of many 9..=10-byte values).
-                    let n = 1 + pick(u, 15);
+                    // Long varints back to back (windows of many 9..=10-byte values; up to 64,
+                    // enough for the AVX-512 decoder's switch to its long-varint loop).
+                    let n = 1 + pick(u, 63);
                     for _ in 0..n {
                         let bits = 57 + pick(u, 7);
                         out.extend_from_slice(&encode(value_of_bits(u, bits)));

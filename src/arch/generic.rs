@@ -90,12 +90,17 @@ impl Compress for Swar {
 
 /// How a backend decodes the varints of one 64-byte window.
 pub(crate) trait WindowDecoder {
+    /// What the decoder keeps from one window to the next (say, how common long varints have
+    /// been, to choose its loop by the data's mix with a branch that stays predictable).
+    type Mix: Copy + Default;
+
     /// Decodes the varints that end in the window at `base` into `dst`, mapping each value with
     /// `convert`; the slots after the values written, up to the 64th, may be overwritten too
     /// (vector decoders store whole registers without checking where the values end). `stops`
     /// are the window's terminator bits (non-zero), `long_ends` those of the varints longer than
-    /// 8 bytes. Returns the values written, the bytes consumed (through the
-    /// last terminator) and whether a varint overflowed (the values are then meaningless).
+    /// 8 bytes; `mix` is the decoder's own, kept across the windows of one call. Returns the
+    /// values written, the bytes consumed (through the last terminator) and whether a varint
+    /// overflowed (the values are then meaningless).
     ///
     /// # Safety
     /// `base` must be valid for reads of 64 + 16 bytes and `dst` for writes of 64 values; the
@@ -104,6 +109,7 @@ pub(crate) trait WindowDecoder {
         base: *const u8,
         stops: u64,
         long_ends: u64,
+        mix: &mut Self::Mix,
         dst: *mut T,
         convert: impl Fn(u64) -> T,
     ) -> (usize, usize, bool);
@@ -115,11 +121,14 @@ pub(crate) trait WindowDecoder {
 pub(crate) struct EachVarint;
 
 impl WindowDecoder for EachVarint {
+    type Mix = ();
+
     #[inline(always)]
     unsafe fn decode<X: Compress, T: Copy>(
         base: *const u8,
         stops: u64,
         long_ends: u64,
+        _mix: &mut (),
         dst: *mut T,
         convert: impl Fn(u64) -> T,
     ) -> (usize, usize, bool) {
@@ -356,6 +365,7 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
     // Where a window's values go when the output has room for fewer than 64, the most varints
     // that can end in a window.
     let mut spill = [core::mem::MaybeUninit::<T>::uninit(); WINDOW];
+    let mut mix = W::Mix::default();
     // A window is read with a 16-byte margin after it (the payload's or `padded`'s), so that
     // every varint ending in it can be read as 10 bytes unchecked.
     while pos < payload.len() {
@@ -412,7 +422,8 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
         };
         // SAFETY: 64 + 16 readable bytes at `base` (the payload and slop, or `padded`), and room for 64
         // values at `to` (the output, or `spill`).
-        let (written, consumed, overflow) = unsafe { W::decode::<X, T>(base, stops, long_ends, to, convert) };
+        let (written, consumed, overflow) =
+            unsafe { W::decode::<X, T>(base, stops, long_ends, &mut mix, to, convert) };
         if overflow || written > room {
             return finish(payload, out, pos, n, convert);
         }
@@ -657,11 +668,14 @@ pub(crate) trait Gather4 {
 pub(crate) struct InLanes<G>(core::marker::PhantomData<G>);
 
 impl<G: Gather4> WindowDecoder for InLanes<G> {
+    type Mix = ();
+
     #[inline(always)]
     unsafe fn decode<X: Compress, T: Copy>(
         base: *const u8,
         stops: u64,
         long_ends: u64,
+        _mix: &mut (),
         dst: *mut T,
         convert: impl Fn(u64) -> T,
     ) -> (usize, usize, bool) {

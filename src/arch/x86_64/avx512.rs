@@ -4,13 +4,12 @@
 
 use crate::arch::generic::{self, Compress};
 use core::arch::x86_64::{
-    __m128i, __m512i, _bzhi_u64, _mm512_add_epi8, _mm512_and_si512, _mm512_bsrli_epi128,
-    _mm512_cmpgt_epi8_mask, _mm512_cmpgt_epu8_mask, _mm512_loadu_si512, _mm512_madd_epi16,
-    _mm512_maddubs_epi16, _mm512_mask_storeu_epi8, _mm512_maskz_compress_epi64, _mm512_maskz_compress_epi8,
-    _mm512_maskz_loadu_epi8, _mm512_maskz_mov_epi8, _mm512_movepi8_mask, _mm512_or_si512,
-    _mm512_permutexvar_epi8, _mm512_set1_epi64, _mm512_set1_epi8, _mm512_slli_epi64, _mm512_srli_epi64,
-    _mm512_storeu_si512, _mm512_ternarylogic_epi64, _mm512_testn_epi8_mask, _mm_maskz_loadu_epi8,
-    _mm_storeu_si128,
+    __m128i, __m512i, _bzhi_u64, _mm512_add_epi8, _mm512_and_si512, _mm512_cmpgt_epi8_mask,
+    _mm512_cmpgt_epu8_mask, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_maddubs_epi16,
+    _mm512_mask_storeu_epi8, _mm512_maskz_compress_epi8, _mm512_maskz_loadu_epi8, _mm512_maskz_mov_epi8,
+    _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutexvar_epi8, _mm512_set1_epi64, _mm512_set1_epi8,
+    _mm512_slli_epi64, _mm512_srli_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi64,
+    _mm512_testn_epi8_mask, _mm_maskz_loadu_epi8, _mm_storeu_si128,
 };
 
 #[derive(Clone, Copy)]
@@ -78,8 +77,6 @@ impl generic::Vector for Avx512 {
 
 /// Bit `8k + 7`: the last byte of each 8-byte lane.
 const LANE_LAST_BYTES: u64 = 0x8080_8080_8080_8080;
-/// Bit `16k + 15`: the last byte of each 16-byte lane.
-const LANE16_LAST_BYTES: u64 = 0x8000_8000_8000_8000;
 
 /// 64 bytes as a constant register image.
 #[repr(align(64))]
@@ -91,10 +88,6 @@ pub(super) static IOTA: Bytes64 = Bytes64(pattern(1, 64));
 static LANE_OF_BYTE: Bytes64 = Bytes64(pattern(8, 64));
 /// Byte `i` is `i % 8`: added to a lane's start offset, the offsets of its eight bytes.
 static BYTE_IN_LANE: Bytes64 = Bytes64(pattern(1, 8));
-/// Byte `i` is `i / 16`: spreads the start offsets of four varints, one to each 16-byte lane.
-static LANE16_OF_BYTE: Bytes64 = Bytes64(pattern(16, 64));
-/// Byte `i` is `i % 16`.
-static BYTE_IN_LANE16: Bytes64 = Bytes64(pattern(1, 16));
 /// Multipliers pairing 7-bit groups: `1, 128` repeated, for `b0 + 128 * b1` (unsigned bytes).
 static PAIR_BYTES: Bytes64 = Bytes64(pair_multipliers());
 
@@ -126,12 +119,14 @@ pub(super) fn image(bytes: &Bytes64) -> __m512i {
     unsafe { _mm512_loadu_si512(bytes.0.as_ptr() as *const __m512i) }
 }
 
-/// Windows of varints gathered into lanes: compress the byte offsets of the varint starts into
-/// a register, spread them to 8-byte lanes (eight varints a step) or, in windows with several
-/// varints over 8 bytes, 16-byte lanes (four a step); gather each varint's bytes into its lane
-/// with one byte permute, clear the bytes after each lane's first terminator, and pack the 7-bit
-/// groups with two multiply-adds and a shift. In 8-byte lanes, a varint longer than 8 bytes is
-/// then redone one by one.
+/// Windows of varints gathered into lanes, eight a step: compress the byte offsets of the
+/// varint starts into a register and spread them to 8-byte lanes; gather each varint's first
+/// 8 bytes into its lane with one byte permute, clear the bytes after each lane's first
+/// terminator, and pack the 7-bit groups with two multiply-adds and a shift. Varints over 8
+/// bytes: where they are common (see [`LongDensity`]), a second permute in each step gathers
+/// every lane's bytes 8 and 9, kept only in lanes whose varint has them, and adds their bits at
+/// 56..64, eight values a step however many are long; where they are rare, the few are redone
+/// one by one after the window.
 pub(crate) struct Vbmi2;
 
 /// Packs the 7-bit groups of each 8-byte lane (bytes past the varint already zero, top bits
@@ -154,12 +149,47 @@ unsafe fn pack_lanes(groups7: __m512i) -> __m512i {
     }
 }
 
-impl generic::WindowDecoder for Vbmi2 {
+/// Whether a window whose terminator bits are `stops` holds a varint that overflows: eleven
+/// or more bytes (ten continuation bytes in a row), or ten bytes with a last byte above 1
+/// (`above_one`: bit `i` set when byte `i` is above 1).
+#[inline(always)]
+fn window_overflows(stops: u64, above_one: u64) -> bool {
+    let carry = !stops;
+    let carry2 = carry & carry >> 1;
+    let carry4 = carry2 & carry2 >> 2;
+    let carry8 = carry4 & carry4 >> 4;
+    // Bit i + 9: a terminator after nine continuation bytes from byte i.
+    let ten_byte_ends = (carry8 & carry >> 8) << 9 & stops;
+    carry8 & carry2 >> 8 != 0 || ten_byte_ends & above_one != 0
+}
+
+/// Byte `8k + 6` is 8 and byte `8k + 7` is 9: added to a lane's start offset, the offsets of
+/// its varint's 9th and 10th bytes, placed in the lane's top two bytes.
+static HIGH_BYTES_IN_LANE: Bytes64 = Bytes64(high_bytes_in_lane());
+
+const fn high_bytes_in_lane() -> [u8; 64] {
+    let mut a = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        a[i] = match i % 8 {
+            6 => 8,
+            7 => 9,
+            _ => 0,
+        };
+        i += 1;
+    }
+    a
+}
+
+impl Vbmi2 {
+    /// The window loop, compiled twice: `LONG` when some varint is over 8 bytes.
+    ///
+    /// # Safety
+    /// As for [`generic::WindowDecoder::decode`].
     #[inline(always)]
-    unsafe fn decode<X: Compress, T: Copy>(
+    unsafe fn decode_lanes<T: Copy, const LONG: bool>(
         base: *const u8,
         stops: u64,
-        long_ends: u64,
         dst: *mut T,
         convert: impl Fn(u64) -> T,
     ) -> (usize, usize, bool) {
@@ -167,75 +197,113 @@ impl generic::WindowDecoder for Vbmi2 {
         let last = 63 - stops.leading_zeros();
         // Starts: offset 0 and every byte after a terminator, up to the window's last terminator.
         let starts_mask = (stops << 1 | 1) & (u64::MAX >> (63 - last));
-        let wide = long_ends.count_ones() > 2;
-        let overflow;
+        let mut overflow = false;
         // SAFETY: the caller guarantees 64 + 16 readable bytes at `base`, room for 64 values at
         // `dst`, and AVX-512 F/BW/VBMI/VBMI2.
         unsafe {
             let data = _mm512_loadu_si512(base as *const __m512i);
+            if LONG {
+                overflow = window_overflows(stops, _mm512_cmpgt_epu8_mask(data, _mm512_set1_epi8(1)));
+            }
             let starts = _mm512_maskz_compress_epi8(starts_mask, image(&IOTA));
             let payload_bits = _mm512_set1_epi8(0x7f);
             let mut lanes = [0u64; 8];
             let mut group = 0;
-            if !wide {
-                while group < count {
-                    let lane_starts = _mm512_permutexvar_epi8(
-                        _mm512_add_epi8(image(&LANE_OF_BYTE), _mm512_set1_epi8(group as i8)),
-                        starts,
+            while group < count {
+                let lane_starts = _mm512_permutexvar_epi8(
+                    _mm512_add_epi8(image(&LANE_OF_BYTE), _mm512_set1_epi8(group as i8)),
+                    starts,
+                );
+                // Offsets past the window wrap (the permute uses six bits); those bytes follow
+                // the lane's terminator, which lies in the window, and are cleared.
+                let gathered =
+                    _mm512_permutexvar_epi8(_mm512_add_epi8(lane_starts, image(&BYTE_IN_LANE)), data);
+                // A stand-in terminator at every lane's last byte: each lane then has one, so the
+                // per-lane subtraction never borrows across lanes, and `keep` is each lane's
+                // bytes up to and including its first terminator (all 8 for a varint longer
+                // than 8 bytes).
+                let found = _mm512_testn_epi8_mask(gathered, _mm512_set1_epi8(-128));
+                let terminators = found | LANE_LAST_BYTES;
+                let keep = terminators ^ terminators.wrapping_sub(0x0101_0101_0101_0101);
+                let mut values =
+                    pack_lanes(_mm512_and_si512(_mm512_maskz_mov_epi8(keep, gathered), payload_bits));
+                if LONG {
+                    // Bit 8k + 7: lane k keeps its last byte without a terminator there, so its
+                    // varint goes on. Its 9th byte then counts, and its 10th if the 9th goes on.
+                    let long = keep & !found & LANE_LAST_BYTES;
+                    let high = _mm512_permutexvar_epi8(
+                        _mm512_add_epi8(lane_starts, image(&HIGH_BYTES_IN_LANE)),
+                        data,
                     );
-                    // Offsets past the window wrap (the permute uses six bits); those bytes
-                    // follow the lane's terminator, which lies in the window, and are cleared.
-                    let gathered =
-                        _mm512_permutexvar_epi8(_mm512_add_epi8(lane_starts, image(&BYTE_IN_LANE)), data);
-                    // A stand-in terminator at every lane's last byte: each lane then has one, so
-                    // the per-lane subtraction never borrows across lanes, and `keep` is each
-                    // lane's bytes up to and including its first terminator (for a varint longer
-                    // than 8 bytes, all 8: it is redone below).
-                    let terminators =
-                        _mm512_testn_epi8_mask(gathered, _mm512_set1_epi8(-128)) | LANE_LAST_BYTES;
-                    let keep = terminators ^ terminators.wrapping_sub(0x0101_0101_0101_0101);
-                    let values =
-                        pack_lanes(_mm512_and_si512(_mm512_maskz_mov_epi8(keep, gathered), payload_bits));
-                    _mm512_storeu_si512(lanes.as_mut_ptr() as *mut __m512i, values);
-                    // `group < count <= 64` and a multiple of 8: the 8 slots are among the 64.
-                    generic::store_group(&lanes, dst.add(group), &convert);
-                    group += 8;
-                }
-                overflow = generic::redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert);
-            } else {
-                // Overflow, found from the bits: 10 continuation bytes in a row (a varint of 11 or
-                // more), or a 10-byte varint whose last byte is above 1.
-                let carry = !stops;
-                let carry2 = carry & carry >> 1;
-                let carry4 = carry2 & carry2 >> 2;
-                let carry8 = carry4 & carry4 >> 4;
-                let ten_byte_ends = (carry8 & carry >> 8) << 9 & stops;
-                let above_one = _mm512_cmpgt_epu8_mask(data, _mm512_set1_epi8(1));
-                overflow = carry8 & carry2 >> 8 != 0 || ten_byte_ends & above_one != 0;
-                while group < count {
-                    let lane_starts = _mm512_permutexvar_epi8(
-                        _mm512_add_epi8(image(&LANE16_OF_BYTE), _mm512_set1_epi8(group as i8)),
-                        starts,
+                    let ninth_goes_on = _mm512_movepi8_mask(high) << 1;
+                    let high_keep = long >> 1 | long & ninth_goes_on;
+                    // Bytes 6 and 7 of the lane, paired as `b8 + 128 * b9` in its top 16 bits,
+                    // shifted to bit 56: seven bits of the 9th byte, the 10th's lowest at bit 63.
+                    let pair = _mm512_maddubs_epi16(
+                        image(&PAIR_BYTES),
+                        _mm512_and_si512(_mm512_maskz_mov_epi8(high_keep, high), payload_bits),
                     );
-                    let gathered =
-                        _mm512_permutexvar_epi8(_mm512_add_epi8(lane_starts, image(&BYTE_IN_LANE16)), data);
-                    let terminators =
-                        _mm512_testn_epi8_mask(gathered, _mm512_set1_epi8(-128)) | LANE16_LAST_BYTES;
-                    let keep = terminators ^ terminators.wrapping_sub(0x0001_0001_0001_0001);
-                    // Each 16-byte lane: qword 0 packs bytes 0..8, qword 1 bytes 8..10 (14 bits,
-                    // of which the low 8 land at bits 56..64 of the value).
-                    let halves =
-                        pack_lanes(_mm512_and_si512(_mm512_maskz_mov_epi8(keep, gathered), payload_bits));
-                    let high = _mm512_bsrli_epi128::<8>(_mm512_slli_epi64::<56>(halves));
-                    let values = _mm512_maskz_compress_epi64(0x55, _mm512_or_si512(halves, high));
-                    _mm512_storeu_si512(lanes.as_mut_ptr() as *mut __m512i, values);
-                    // `group < count <= 64` and a multiple of 4: the 4 slots are among the 64.
-                    generic::store_group(&lanes[..4], dst.add(group), &convert);
-                    group += 4;
+                    values = _mm512_or_si512(values, _mm512_slli_epi64::<8>(pair));
                 }
+                _mm512_storeu_si512(lanes.as_mut_ptr() as *mut __m512i, values);
+                // `group < count <= 64` and a multiple of 8: the 8 slots are among the 64.
+                generic::store_group(&lanes, dst.add(group), &convert);
+                group += 8;
             }
         }
         (count, last as usize + 1, overflow)
+    }
+}
+
+/// How many varints over 8 bytes a call's windows with any have had: per window, in 1/32nds,
+/// averaged with weights falling by a sixteenth a window. Windows without one leave it alone, so
+/// data without long varints pays nothing for it (updating it in every window cost `u32-mixed`
+/// data 5%).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct LongDensity(u32);
+
+impl LongDensity {
+    #[inline(always)]
+    fn update(&mut self, long_ends: u64) {
+        self.0 = self.0 - (self.0 >> 4) + (long_ends.count_ones() << 1);
+    }
+}
+
+/// About 1.9 long varints a window (of those with any): above it a window's long varints go
+/// by the second permute, below it one by one. The benchmarks' mixes sit on either side with a
+/// margin (`realistic` data about 1.4, `u64-mixed` about 2.5), so the branch on it is
+/// predictable where one on each window's own count was not (`u64-mixed`, 1M values: 1.45
+/// against 1.22 ns a value).
+const DENSE: u32 = 62;
+
+impl generic::WindowDecoder for Vbmi2 {
+    type Mix = LongDensity;
+
+    #[inline(always)]
+    unsafe fn decode<X: Compress, T: Copy>(
+        base: *const u8,
+        stops: u64,
+        long_ends: u64,
+        mix: &mut LongDensity,
+        dst: *mut T,
+        convert: impl Fn(u64) -> T,
+    ) -> (usize, usize, bool) {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            if mix.0 > DENSE && long_ends != 0 {
+                mix.update(long_ends);
+                Self::decode_lanes::<T, true>(base, stops, dst, convert)
+            } else {
+                // As if no varint were long, then the long ones (if any: a branch after the
+                // loop, which a misprediction does not undo) one by one.
+                let (count, consumed, _) = Self::decode_lanes::<T, false>(base, stops, dst, &convert);
+                let overflow = long_ends != 0 && {
+                    mix.update(long_ends);
+                    generic::redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert)
+                };
+                (count, consumed, overflow)
+            }
+        }
     }
 }
 
