@@ -74,8 +74,23 @@ pub struct Fields<'a> {
     buf: &'a [u8],
     pos: usize,
     depth_limit: u8,
-    failed: bool,
+    /// How many length-delimited fields in a row the fast path has just taken (up to
+    /// [`LEN_RUN`]; from there on [`len_field`] is tried first), or [`FAILED`] after an error.
+    state: u8,
 }
+
+/// [`Fields::state`] after an error: the iterator has ended.
+const FAILED: u8 = u8::MAX;
+
+/// After this many length-delimited fields in a row, the iterator expects more: a message of
+/// strings or nested messages (a log batch, a repeated message field) then goes by
+/// [`len_field`]'s branches, which predict there, rather than by the branch-free path,
+/// whose chain through every wire type's candidate is about twice as long. Mixed messages
+/// seldom have such a run, so they keep to the branch-free path, which does not mispredict
+/// on their wire types. Keeping the count costs the mixed message's loop instructions (71 -> 82
+/// a field under callgrind) but no time measurable in the wall bench (4.76 against 4.73-4.80
+/// ns a field); 1 MiB of 20..=150-byte strings went from 4.7 to 3.0-3.1 ns a field.
+const LEN_RUN: u8 = 8;
 
 /// Iterates over the top-level fields of `message`, in wire order.
 ///
@@ -92,7 +107,7 @@ impl<'a> Fields<'a> {
     /// limit across the levels.
     #[inline]
     pub const fn with_depth_limit(message: &'a [u8], depth_limit: u8) -> Self {
-        Fields { buf: message, pos: 0, depth_limit, failed: false }
+        Fields { buf: message, pos: 0, depth_limit, state: 0 }
     }
 
     /// The offset of the next field (after an error: of the element that failed).
@@ -136,44 +151,51 @@ impl<'a> Fields<'a> {
     }
 
     /// The reference path of [`Iterator::next`]: every wire type, groups, and every error.
-    /// Out of line, so that the fast path inlines into the caller's loop.
-    #[inline(never)]
+    #[inline(always)]
     fn read_field(&self) -> Result<Field<'a>> {
-        let buf = self.buf;
-        let offset = self.pos;
-        let (tag, tag_len) = wire::decode_tag(&buf[offset..]).map_err(|e| e.shifted(offset))?;
-        let value_offset = offset + tag_len;
-        let rest = &buf[value_offset..];
-        let at_value = |e: Error| e.shifted(value_offset);
-        let (value, value_offset, end) = match tag.wire_type() {
-            WireType::Varint => {
-                let (v, n) = varint::decode_u64(rest).map_err(at_value)?;
-                (Value::Varint(v), value_offset, value_offset + n)
-            }
-            WireType::I64 => {
-                let v = wire::decode_fixed64(rest).map_err(at_value)?;
-                (Value::I64(v), value_offset, value_offset + 8)
-            }
-            WireType::I32 => {
-                let v = wire::decode_fixed32(rest).map_err(at_value)?;
-                (Value::I32(v), value_offset, value_offset + 4)
-            }
-            WireType::Len => {
-                let (payload, n) = wire::decode_len(rest).map_err(at_value)?;
-                let end = value_offset + n;
-                (Value::Len(payload), end - payload.len(), end)
-            }
-            WireType::StartGroup => {
-                if self.depth_limit == 0 {
-                    return Err(Error::new(ErrorKind::DepthLimit, offset));
-                }
-                let group = wire::skip_group(tag.field(), rest, self.depth_limit).map_err(at_value)?;
-                (Value::Group(&rest[..group.content_len]), value_offset, value_offset + group.end)
-            }
-            WireType::EndGroup => return Err(Error::new(ErrorKind::GroupMismatch, offset)),
-        };
-        Ok(Field { number: tag.field(), offset, value_offset, end, value })
+        read_field(self.buf, self.pos, self.depth_limit)
     }
+}
+
+/// [`Fields::read_field`]'s work: out of line and cold, so that the fast paths inline into
+/// the caller's loop and are laid out for it (without `#[cold]`, `validate` on 1 MiB of strings
+/// measured 8% slower with the run counter in `next`), taking plain values rather than the
+/// iterator.
+#[cold]
+#[inline(never)]
+fn read_field(buf: &[u8], offset: usize, depth_limit: u8) -> Result<Field<'_>> {
+    let (tag, tag_len) = wire::decode_tag(&buf[offset..]).map_err(|e| e.shifted(offset))?;
+    let value_offset = offset + tag_len;
+    let rest = &buf[value_offset..];
+    let at_value = |e: Error| e.shifted(value_offset);
+    let (value, value_offset, end) = match tag.wire_type() {
+        WireType::Varint => {
+            let (v, n) = varint::decode_u64(rest).map_err(at_value)?;
+            (Value::Varint(v), value_offset, value_offset + n)
+        }
+        WireType::I64 => {
+            let v = wire::decode_fixed64(rest).map_err(at_value)?;
+            (Value::I64(v), value_offset, value_offset + 8)
+        }
+        WireType::I32 => {
+            let v = wire::decode_fixed32(rest).map_err(at_value)?;
+            (Value::I32(v), value_offset, value_offset + 4)
+        }
+        WireType::Len => {
+            let (payload, n) = wire::decode_len(rest).map_err(at_value)?;
+            let end = value_offset + n;
+            (Value::Len(payload), end - payload.len(), end)
+        }
+        WireType::StartGroup => {
+            if depth_limit == 0 {
+                return Err(Error::new(ErrorKind::DepthLimit, offset));
+            }
+            let group = wire::skip_group(tag.field(), rest, depth_limit).map_err(at_value)?;
+            (Value::Group(&rest[..group.content_len]), value_offset, value_offset + group.end)
+        }
+        WireType::EndGroup => return Err(Error::new(ErrorKind::GroupMismatch, offset)),
+    };
+    Ok(Field { number: tag.field(), offset, value_offset, end, value })
 }
 
 impl<'a> Iterator for Fields<'a> {
@@ -181,11 +203,20 @@ impl<'a> Iterator for Fields<'a> {
 
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed || self.pos >= self.buf.len() {
+        if self.state == FAILED || self.pos >= self.buf.len() {
             return None;
+        }
+        if self.state >= LEN_RUN {
+            if let Some(field) = len_field(self.buf, self.pos) {
+                self.pos = field.end;
+                return Some(Ok(field));
+            }
+            self.state = 0;
         }
         if let Some(field) = self.fast_next() {
             self.pos = field.end;
+            let is_len = matches!(field.value, Value::Len(_));
+            self.state = if is_len { self.state + 1 } else { 0 };
             return Some(Ok(field));
         }
         match self.read_field() {
@@ -194,7 +225,7 @@ impl<'a> Iterator for Fields<'a> {
                 Some(Ok(field))
             }
             Err(e) => {
-                self.failed = true;
+                self.state = FAILED;
                 Some(Err(e))
             }
         }
@@ -295,10 +326,10 @@ fn scalar_fields(fields: &mut Fields<'_>, n: usize) -> Result<()> {
         if fields.pos == fields.buf.len() {
             break;
         }
-        match fast_end(fields.buf, fields.pos) {
-            Some(end) => fields.pos = end,
-            None => drop(fields.next().transpose()?),
-        }
+        fields.pos = match fast_end(fields.buf, fields.pos) {
+            Some(end) => end,
+            None => fields.read_field()?.end,
+        };
     }
     Ok(())
 }
@@ -326,9 +357,39 @@ fn scalar_until<const LONG: bool>(message: &[u8], pos: usize, depth_limit: u8, s
             it.pos = end;
             continue;
         }
-        it.next().transpose()?;
+        // The reference path itself, not `next` (whose other fast paths would cost this loop
+        // registers: 65 -> 70 instructions a field).
+        it.pos = it.read_field()?.end;
     }
     Ok(it.pos)
+}
+
+/// The iterator's path for runs of length-delimited fields: a field with a tag and a length
+/// prefix of one or two bytes each, taken by branches ([`len_field_end`]'s shape, with the
+/// field's number and payload); `None` for any other field, which the other paths then read.
+#[inline(always)]
+fn len_field(buf: &[u8], offset: usize) -> Option<Field<'_>> {
+    let w = wire::window(buf, offset)?;
+    let (tag_len, number) = if w[0] < 0x80 {
+        (1, (w[0] >> 3) as u32)
+    } else if w[1] < 0x80 {
+        (2, ((w[0] & 0x7f) as u32 | (w[1] as u32) << 7) >> 3)
+    } else {
+        return None;
+    };
+    if w[0] & 7 != 2 || number == 0 {
+        return None;
+    }
+    let (p0, p1) = (w[tag_len] as usize, w[tag_len + 1] as usize);
+    let (value_offset, len) = if p0 < 0x80 {
+        (offset + tag_len + 1, p0)
+    } else if p1 < 0x80 {
+        (offset + tag_len + 2, (p0 & 0x7f) | p1 << 7)
+    } else {
+        return None;
+    };
+    let payload = buf.get(value_offset..value_offset + len)?;
+    Some(Field { number, offset, value_offset, end: value_offset + len, value: Value::Len(payload) })
 }
 
 /// Where the field at `pos` ends if it is length-delimited with a tag and a length prefix of
