@@ -585,25 +585,41 @@ fn count_bench(dist: Dist, n: usize, skip: bool) -> Bench {
 
 // ------------------------------------------------------------------------------ packed encode
 
-fn encode_bench(dist: Dist, n: usize, narrow: Option<Narrow>) -> Bench {
-    let values = data::values(dist, n);
-    let payload = Rc::new(data::packed(&values));
-    let e = Some(hash_bytes(&payload));
-    let size = payload.len();
+/// Encoding `n` values of `dist` (as `narrow`'s type, or `uint64`). With `copies` > 1, each call
+/// encodes the next of that many different arrays (the `_fresh` benches: the branch predictor
+/// cannot learn one array's lengths across calls, as the loops of prost and integer-encoding
+/// otherwise do at 10,000 values); verification uses the first.
+fn encode_bench(dist: Dist, n: usize, narrow: Option<Narrow>, copies: usize) -> Bench {
+    let all = data::values(dist, n * copies);
+    let arrays: Vec<Vec<u64>> = all.chunks(n).map(<[u64]>::to_vec).collect();
+    let payloads: Vec<Vec<u8>> = arrays.iter().map(|v| data::packed(v)).collect();
+    let e = Some(hash_bytes(&payloads[0]));
+    // Room for the longest; each call's own length is `lens[i]`.
+    let size = payloads.iter().map(Vec::len).max().unwrap_or(0);
+    let mean = payloads.iter().map(Vec::len).sum::<usize>() / copies;
+    let lens: Rc<Vec<usize>> = Rc::new(payloads.iter().map(Vec::len).collect());
     let mut cs = Vec::new();
-    let v64 = Rc::new(values.clone());
-    let v32: Rc<Vec<u32>> = Rc::new(values.iter().map(|&v| v as u32).collect());
-    let vi32: Rc<Vec<i32>> = Rc::new(values.iter().map(|&v| v as i32).collect());
+    let v64 = Rc::new(arrays.clone());
+    let v32: Rc<Vec<Vec<u32>>> =
+        Rc::new(arrays.iter().map(|a| a.iter().map(|&v| v as u32).collect()).collect());
+    let vi32: Rc<Vec<Vec<i32>>> =
+        Rc::new(arrays.iter().map(|a| a.iter().map(|&v| v as i32).collect()).collect());
+    // The array of this call: the first to verify, else the next.
+    let next = move |i: &mut usize, verify: bool| {
+        *i = if verify { 0 } else { (*i + 1) % copies };
+        *i
+    };
     for k in pbwire_backends() {
-        let mut out = vec![0u8; size];
+        let (mut out, mut i) = (vec![0u8; size], 0usize);
         let (v, w, wi) = (v64.clone(), v32.clone(), vi32.clone());
         let name =
             k.name().replace("packed::*", &format!("packed::encode_{}", narrow.map_or("u64", Narrow::name)));
         cs.push(contender(name, e, move |verify| {
+            let i = next(&mut i, verify);
             let len = match narrow {
-                None => k.encode_u64(&v, &mut out),
-                Some(Narrow::Uint32) => k.encode_u32(&w, &mut out),
-                Some(Narrow::Int32) => k.encode_i32(&wi, &mut out),
+                None => k.encode_u64(&v[i], &mut out),
+                Some(Narrow::Uint32) => k.encode_u32(&w[i], &mut out),
+                Some(Narrow::Int32) => k.encode_i32(&wi[i], &mut out),
             }
             .unwrap();
             if verify {
@@ -614,10 +630,11 @@ fn encode_bench(dist: Dist, n: usize, narrow: Option<Narrow>) -> Bench {
         }));
     }
     // What prost's generated code does per value: widen (int32 sign-extends) and encode_varint.
-    let (v, mut vec) = (v64.clone(), Vec::<u8>::with_capacity(size));
+    let (v, mut vec, mut i) = (v64.clone(), Vec::<u8>::with_capacity(size), 0usize);
     cs.push(contender(PROST_ENCODE, e, move |verify| {
+        let i = next(&mut i, verify);
         vec.clear();
-        for &x in v.iter() {
+        for &x in v[i].iter() {
             prost::encoding::encode_varint(x, &mut vec);
         }
         if verify {
@@ -626,61 +643,62 @@ fn encode_bench(dist: Dist, n: usize, narrow: Option<Narrow>) -> Bench {
             vec.len() as u64 ^ vec[vec.len() - 1] as u64
         }
     }));
-    let (v, mut out) = (v64.clone(), vec![0u8; size]);
+    let (v, l, mut out, mut i) = (v64.clone(), lens.clone(), vec![0u8; size], 0usize);
     cs.push(contender("prost encode_varint loop (&mut [u8])", e, move |verify| {
-        let mut buf: &mut [u8] = &mut out;
-        for &x in v.iter() {
+        let i = next(&mut i, verify);
+        let mut buf: &mut [u8] = &mut out[..l[i]];
+        for &x in v[i].iter() {
             prost::encoding::encode_varint(x, &mut buf);
         }
         if verify {
-            hash_bytes(&out)
+            hash_bytes(&out[..l[i]])
         } else {
-            out[size - 1] as u64
+            out[l[i] - 1] as u64
         }
     }));
-    let (v, mut out) = (v64.clone(), vec![0u8; size]);
+    let (v, mut out, mut i) = (v64.clone(), vec![0u8; size], 0usize);
     cs.push(contender("integer-encoding encode_var loop", e, move |verify| {
+        let i = next(&mut i, verify);
         let mut pos = 0;
-        for &x in v.iter() {
+        for &x in v[i].iter() {
             pos += x.encode_var(&mut out[pos..]);
         }
         if verify {
             hash_bytes(&out[..pos])
         } else {
-            pos as u64 ^ out[size - 1] as u64
+            pos as u64 ^ out[pos - 1] as u64
         }
     }));
-    let (v, mut out) = (v64.clone(), vec![0u8; size]);
-    cs.push(contender("varint-simd encode loop", e, move |verify| {
-        let mut pos = 0;
-        for &x in v.iter() {
-            let (bytes, len) = varint_simd::encode(x);
-            out[pos..pos + len as usize].copy_from_slice(&bytes[..len as usize]);
-            pos += len as usize;
-        }
-        if verify {
-            hash_bytes(&out[..pos])
-        } else {
-            pos as u64 ^ out[size - 1] as u64
-        }
-    }));
-    let (p, mut out) = (payload.clone(), vec![0u8; size]);
-    cs.push(contender("copy_from_slice (store reference)", None, move |_| {
-        out.copy_from_slice(black_box(&p));
-        out[size - 1] as u64
-    }));
-    Bench::per_value(
-        match narrow {
-            None => "encode_u64",
-            Some(Narrow::Uint32) => "encode_u32",
-            Some(Narrow::Int32) => "encode_i32",
-        },
-        dist,
-        n,
-        size,
-        PROST_ENCODE,
-        cs,
-    )
+    if copies == 1 {
+        let (v, mut out) = (v64.clone(), vec![0u8; size]);
+        cs.push(contender("varint-simd encode loop", e, move |verify| {
+            let mut pos = 0;
+            for &x in v[0].iter() {
+                let (bytes, len) = varint_simd::encode(x);
+                out[pos..pos + len as usize].copy_from_slice(&bytes[..len as usize]);
+                pos += len as usize;
+            }
+            if verify {
+                hash_bytes(&out[..pos])
+            } else {
+                pos as u64 ^ out[size - 1] as u64
+            }
+        }));
+        let (p, mut out) = (Rc::new(payloads[0].clone()), vec![0u8; size]);
+        cs.push(contender("copy_from_slice (store reference)", None, move |_| {
+            out.copy_from_slice(black_box(&p));
+            out[size - 1] as u64
+        }));
+    }
+    let name = match (narrow, copies > 1) {
+        (None, false) => "encode_u64",
+        (Some(Narrow::Uint32), false) => "encode_u32",
+        (Some(Narrow::Int32), false) => "encode_i32",
+        (None, true) => "encode_u64_fresh",
+        (Some(Narrow::Uint32), true) => "encode_u32_fresh",
+        (Some(Narrow::Int32), true) => "encode_i32_fresh",
+    };
+    Bench::per_value(name, dist, n, mean, PROST_ENCODE, cs)
 }
 
 // ------------------------------------------------------------------------------ messages
@@ -996,11 +1014,20 @@ fn specs(quick: bool) -> Vec<Spec> {
     }
     for &dist in &Dist::ALL {
         for &n in sizes {
-            add(format!("encode_u64/{}/{n}", dist.name()), Box::new(move || encode_bench(dist, n, None)));
+            add(format!("encode_u64/{}/{n}", dist.name()), Box::new(move || encode_bench(dist, n, None, 1)));
             if let Some(narrow) = dist.narrow() {
                 let id = format!("encode_{}/{}/{n}", narrow.name(), dist.name());
-                add(id, Box::new(move || encode_bench(dist, n, Some(narrow))));
+                add(id, Box::new(move || encode_bench(dist, n, Some(narrow), 1)));
             }
+        }
+    }
+    for &dist in &Dist::ALL {
+        let n = 10_000;
+        let id = format!("encode_u64_fresh/{}/{n}", dist.name());
+        add(id, Box::new(move || encode_bench(dist, n, None, FRESH_COPIES)));
+        if let Some(narrow) = dist.narrow() {
+            let id = format!("encode_{}_fresh/{}/{n}", narrow.name(), dist.name());
+            add(id, Box::new(move || encode_bench(dist, n, Some(narrow), FRESH_COPIES)));
         }
     }
     add(
