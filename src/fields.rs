@@ -364,32 +364,19 @@ fn scalar_until<const LONG: bool>(message: &[u8], pos: usize, depth_limit: u8, s
     Ok(it.pos)
 }
 
-/// The iterator's path for runs of length-delimited fields: a field with a tag and a length
-/// prefix of one or two bytes each, taken by branches ([`len_field_end`]'s shape, with the
-/// field's number and payload); `None` for any other field, which the other paths then read.
+/// The iterator's path for runs of length-delimited fields ([`wire::len_field_at`]), as a
+/// [`Field`]; `None` for any other field, which the other paths then read.
 #[inline(always)]
 fn len_field(buf: &[u8], offset: usize) -> Option<Field<'_>> {
-    let w = wire::window(buf, offset)?;
-    let (tag_len, number) = if w[0] < 0x80 {
-        (1, (w[0] >> 3) as u32)
-    } else if w[1] < 0x80 {
-        (2, ((w[0] & 0x7f) as u32 | (w[1] as u32) << 7) >> 3)
-    } else {
-        return None;
-    };
-    if w[0] & 7 != 2 || number == 0 {
-        return None;
-    }
-    let (p0, p1) = (w[tag_len] as usize, w[tag_len + 1] as usize);
-    let (value_offset, len) = if p0 < 0x80 {
-        (offset + tag_len + 1, p0)
-    } else if p1 < 0x80 {
-        (offset + tag_len + 2, (p0 & 0x7f) | p1 << 7)
-    } else {
-        return None;
-    };
-    let payload = buf.get(value_offset..value_offset + len)?;
-    Some(Field { number, offset, value_offset, end: value_offset + len, value: Value::Len(payload) })
+    let f = wire::len_field_at(buf, offset)?;
+    let payload = buf.get(f.value_start..f.end)?;
+    Some(Field {
+        number: f.number,
+        offset,
+        value_offset: f.value_start,
+        end: f.end,
+        value: Value::Len(payload),
+    })
 }
 
 /// Where the field at `pos` ends if it is length-delimited with a tag and a length prefix of

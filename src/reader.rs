@@ -65,7 +65,15 @@ pub struct Reader<'a> {
     /// message's end be read a word at a time. A slice, not a count of bytes past `rest`: a
     /// pointer derived from `rest` may not read outside `rest`.
     window: &'a [u8],
+    /// How many length-delimited fields in a row [`Reader::skip_next`] has just skipped (up to
+    /// [`LEN_RUN`]): from there on it tries [`wire::len_field_at`]'s branches first. Only
+    /// `skip_next` reads it, so a decoder that never calls it keeps no such value live.
+    len_run: u8,
 }
+
+/// After this many length-delimited fields in a row, [`Reader::skip_next`] expects more (as
+/// `fields()` does: a message of strings or nested messages).
+const LEN_RUN: u8 = 8;
 
 /// The position, the message's length and the bytes not yet read (not the bytes after the
 /// message that a nested reader may look at).
@@ -83,7 +91,7 @@ impl<'a> Reader<'a> {
     /// A reader at the start of `buf`.
     #[inline]
     pub const fn new(buf: &'a [u8]) -> Self {
-        Reader { rest: buf, len: buf.len(), tag_rest: buf.len(), window: buf }
+        Reader { rest: buf, len: buf.len(), tag_rest: buf.len(), window: buf, len_run: 0 }
     }
 
     /// The offset of the next byte to read.
@@ -417,7 +425,7 @@ impl<'a> Reader<'a> {
         // start (its offset in the window is the position before the payload).
         let start = self.position() - payload.len();
         let window = self.window.get(start..).unwrap_or(payload);
-        Ok(Reader { rest: payload, len: payload.len(), tag_rest: payload.len(), window })
+        Ok(Reader { rest: payload, len: payload.len(), tag_rest: payload.len(), window, len_run: 0 })
     }
 
     /// Reads a `string`: [`Reader::read_bytes`], then [`crate::utf8::from_utf8`];
@@ -448,9 +456,20 @@ impl<'a> Reader<'a> {
     /// [`Reader::read_tag`] then [`Reader::skip`] (the same tag, position and errors), with
     /// no branch per wire type for the common fields (1- and 2-byte tags, wire types 0, 1, 2
     /// and 5, length prefixes of up to 2 bytes, at least 16 bytes from the end, or from the end
-    /// of the bytes after it for a reader from [`Reader::read_message`]).
+    /// of the bytes after it for a reader from [`Reader::read_message`]). After eight
+    /// length-delimited fields in a row it takes the next ones by branches instead, which
+    /// predict in such a run (a message of strings or nested messages) and chain a load and
+    /// an add from one field to the next (1 MiB of 20..=150-byte strings: 4.7 -> 2.5 ns a
+    /// field; the mixed message 4.70 -> 4.74).
     #[inline(always)]
     pub fn skip_next(&mut self) -> Result<Tag> {
+        if self.len_run >= LEN_RUN {
+            if let Some(f) = wire::len_field_at(self.rest, 0) {
+                self.advance(f.end);
+                return Ok(Tag::from_fast_raw(f.number << 3 | 2));
+            }
+            self.len_run = 0;
+        }
         // Sixteen bytes to look at: the message's own, or within 16 bytes of a nested message's
         // end, with those after it (the field must still end within the message).
         let window = match self.rest.first_chunk::<16>() {
@@ -460,6 +479,7 @@ impl<'a> Reader<'a> {
         if let Some(w) = window {
             if let Some(f) = wire::fast_field(w, self.rest.len()) {
                 self.advance(f.end);
+                self.len_run = if f.raw & 7 == 2 { self.len_run + 1 } else { 0 };
                 return Ok(Tag::from_fast_raw(f.raw));
             }
         }
@@ -472,6 +492,9 @@ impl<'a> Reader<'a> {
 
 /// The reference path of [`Reader::skip_next`]: the tag of the field at the start of `rest`
 /// and the field's length, or the error (relative to `at`, the offset of `rest`).
+/// Cold as well as out of line: without `#[cold]` the run count cost [`Reader::skip_next`]'s
+/// loop over the mixed message 6% (4.69 -> 4.98 ns a field), with it 1%.
+#[cold]
 #[inline(never)]
 fn skip_next_reference(rest: &[u8], at: usize) -> Result<(Tag, usize)> {
     let (tag, tag_len) = wire::decode_tag(rest).map_err(|e| e.shifted(at))?;

@@ -444,6 +444,48 @@ pub(crate) fn window(buf: &[u8], pos: usize) -> Option<&[u8; 16]> {
     buf.get(pos..pos.checked_add(16)?).and_then(|w| w.try_into().ok())
 }
 
+/// A length-delimited field found by [`len_field_at`]: offsets in the buffer it was given.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LenField {
+    /// The field number (non-zero, below 2048).
+    pub number: u32,
+    /// Where the payload starts.
+    pub value_start: usize,
+    /// One past the payload's last byte.
+    pub end: usize,
+}
+
+/// The length-delimited field at `pos` in `buf`, if its tag and length prefix take one or two
+/// bytes each, 16 bytes are there to look at and the payload ends within `buf`; `None` for
+/// anything else (the caller's other paths then read it). Taken by branches, for runs of such
+/// fields, where they predict (a message of strings or nested messages): its chain from one
+/// field to the next is a load and an add, where the branch-free [`fast_field`]'s runs
+/// through every wire type's candidate.
+#[inline(always)]
+pub(crate) fn len_field_at(buf: &[u8], pos: usize) -> Option<LenField> {
+    let w = window(buf, pos)?;
+    let (tag_len, number) = if w[0] < 0x80 {
+        (1, (w[0] >> 3) as u32)
+    } else if w[1] < 0x80 {
+        (2, ((w[0] & 0x7f) as u32 | (w[1] as u32) << 7) >> 3)
+    } else {
+        return None;
+    };
+    if w[0] & 7 != 2 || number == 0 {
+        return None;
+    }
+    let (p0, p1) = (w[tag_len] as usize, w[tag_len + 1] as usize);
+    let (value_start, len) = if p0 < 0x80 {
+        (pos + tag_len + 1, p0)
+    } else if p1 < 0x80 {
+        (pos + tag_len + 2, (p0 & 0x7f) | p1 << 7)
+    } else {
+        return None;
+    };
+    let end = value_start + len;
+    (end <= buf.len()).then_some(LenField { number, value_start, end })
+}
+
 /// Where a group ends, relative to the bytes after its start tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct GroupEnd {
