@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{check, naive_encode_varint, naive_packed, VarintBytes};
+use common::{check, naive_encode_varint, naive_packed, xorshift, VarintBytes};
 use pbwire::backend::{self, Backend, Kernel};
 use pbwire::{packed, Result};
 
@@ -192,13 +192,7 @@ fn random_bytes_agree_on_every_backend() {
 /// one short, and roomy.
 #[test]
 fn every_length_and_alignment_around_block_sizes() {
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
     let patterns: [&dyn Fn(u64) -> u8; 6] = [
         &|_| 0x01,                                            // one-byte runs
         &|r| (r as u8) | if r % 3 == 0 { 0x80 } else { 0 },   // mixed
@@ -262,13 +256,8 @@ fn overlong_and_truncated_at_every_position_in_a_block() {
 
 /// Varints of lengths uniform in 1..=10 (`u64-mixed`), or one in 50 of 10 bytes among short ones
 /// (`sparse`), from xorshift `seed`; every one valid (a 10th byte of 0 or 1).
-fn long_varints(mut seed: u64, count: usize, sparse: bool) -> Vec<u8> {
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+fn long_varints(seed: u64, count: usize, sparse: bool) -> Vec<u8> {
+    let mut next = xorshift(seed);
     let mut out = Vec::new();
     for _ in 0..count {
         let r = next();
@@ -319,13 +308,12 @@ fn windows_dense_with_long_varints_agree_on_every_backend() {
 
 /// `len` pseudo-random bytes (xorshift from `seed`) with a continuation bit on about one byte
 /// in four: mixed varint lengths, now and then a long or unterminated one.
-fn mixed_payload(mut seed: u64, len: usize) -> Vec<u8> {
+fn mixed_payload(seed: u64, len: usize) -> Vec<u8> {
+    let mut next = xorshift(seed);
     (0..len)
         .map(|_| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed as u8 & 0x7f) | ((seed >> 8) as u8 & (seed >> 16) as u8 & 0x80)
+            let r = next();
+            (r as u8 & 0x7f) | ((r >> 8) as u8 & (r >> 16) as u8 & 0x80)
         })
         .collect()
 }
@@ -510,13 +498,7 @@ fn value_of_len(len: u32, r: u64) -> u64 {
 /// sign-extended negatives; every output size edge.
 #[test]
 fn every_backend_encodes_like_the_portable_encoder() {
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
     let mut values = Vec::new();
     for n in 0..=150usize {
         for pattern in 0..14u32 {

@@ -3,8 +3,8 @@
 mod common;
 
 use common::{
-    check, encode_fields, naive_encode_varint, naive_fields, naive_packed, naive_varint, DamagedMessage,
-    EncodeCase, GenField, GenMessage, NaiveField, NaiveValue, VarintBytes,
+    check, encode_fields, naive_encode_varint, naive_fields, naive_packed, naive_varint, xorshift,
+    DamagedMessage, EncodeCase, GenField, GenMessage, NaiveField, NaiveValue, VarintBytes,
 };
 use pbwire::fields::{fields, validate, Value};
 use pbwire::wire::{self, WireType};
@@ -395,13 +395,7 @@ fn as_naive(msg: &[u8], f: &pbwire::fields::Field) -> NaiveField {
 /// cut at many places and a byte damaged: every field and error equal to the oracle's.
 #[test]
 fn runs_of_length_delimited_fields_equal_the_field_oracle() {
-    let mut seed = 0x853c_49e6_748f_ea9bu64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = xorshift(0x853c_49e6_748f_ea9bu64);
     let agrees = |msg: &[u8]| {
         // The oracle stops at a group (`None`): compare up to there.
         let want = naive_fields(msg);

@@ -170,6 +170,16 @@ pub fn check<A: quickcheck::Testable>(property: A) {
     quickcheck::QuickCheck::new().tests(tests).max_tests(tests * 10).rng(Gen::new(200)).quickcheck(property);
 }
 
+/// A xorshift64 generator from `seed` (non-zero): the tests' reproducible pseudo-random numbers.
+pub fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 /// A varint written one byte at a time.
 pub fn naive_encode_varint(mut value: u64, out: &mut Vec<u8>) {
     while value >= 0x80 {
