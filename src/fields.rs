@@ -387,26 +387,7 @@ fn len_field(buf: &[u8], offset: usize) -> Option<Field<'_>> {
 /// probe). Mixed wire types would mispredict: the plain loop keeps to `fast_end`.
 #[inline(always)]
 fn len_field_end(bytes: &[u8], pos: usize) -> Option<usize> {
-    let w = wire::window(bytes, pos)?;
-    let (tag_len, number_bits) = if w[0] < 0x80 {
-        (1, w[0] >> 3)
-    } else if w[1] < 0x80 {
-        (2, w[1] | (w[0] & 0x78))
-    } else {
-        return None;
-    };
-    if w[0] & 7 != 2 || number_bits == 0 {
-        return None;
-    }
-    let (p0, p1) = (w[tag_len] as usize, w[tag_len + 1] as usize);
-    let end = if p0 < 0x80 {
-        pos + tag_len + 1 + p0
-    } else if p1 < 0x80 {
-        pos + tag_len + 2 + ((p0 & 0x7f) | p1 << 7)
-    } else {
-        return None;
-    };
-    (end <= bytes.len()).then_some(end)
+    wire::len_field_at(bytes, pos).map(|f| f.end)
 }
 
 /// Where the field at `pos` ends, if the fast path bounds it within `bytes` (fields it bounds
