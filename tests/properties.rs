@@ -240,6 +240,40 @@ fn packed_decode_equals_element_by_element_decode() {
     );
 }
 
+/// Short payloads (below a SIMD window, the reference's in every backend) of one-byte values
+/// that end in every way a payload can, at every output capacity around their count: every
+/// decoder's count, values and error equal to the oracle's.
+#[test]
+fn short_payloads_after_one_byte_values_equal_the_oracle() {
+    let tails: [&[u8]; 7] =
+        [&[], &[0x05], &[0x96, 0x01], &[0x80], &[0xff; 11], &[0x80, 0x80, 0x01, 0x7f], &[0xff; 9]];
+    fn agree<T: Copy + Default + PartialEq + core::fmt::Debug>(
+        payload: &[u8],
+        capacity: usize,
+        decode: fn(&[u8], &mut [T]) -> pbwire::Result<usize>,
+        map: impl Fn(u64) -> T,
+    ) {
+        let mut out = vec![T::default(); capacity];
+        let got = decode(payload, &mut out).map(|n| out[..n].to_vec());
+        assert_eq!(got, naive_packed(payload, capacity, map), "{payload:02x?}, capacity {capacity}");
+    }
+    for prefix in 0..=20usize {
+        for tail in tails {
+            let mut payload: Vec<u8> = (0..prefix).map(|i| (i * 37 % 128) as u8).collect();
+            payload.extend_from_slice(tail);
+            for capacity in prefix.saturating_sub(2)..=prefix + 3 {
+                agree(&payload, capacity, packed::decode_u64, |v| v);
+                agree(&payload, capacity, packed::decode_u32, |v| v as u32);
+                agree(&payload, capacity, packed::decode_i64, |v| v as i64);
+                agree(&payload, capacity, packed::decode_i32, |v| v as i32);
+                agree(&payload, capacity, packed::decode_sint64, varint::zigzag_decode_64);
+                agree(&payload, capacity, packed::decode_sint32, |v| varint::zigzag_decode_32(v as u32));
+                agree(&payload, capacity, packed::decode_bool, |v| v != 0);
+            }
+        }
+    }
+}
+
 #[test]
 fn fields_reassemble_the_message_and_skip_exactly() {
     check(
