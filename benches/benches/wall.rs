@@ -897,6 +897,11 @@ fn trade_order_bench() -> Bench {
             let m = msgs::reader_trade_order_in_order(black_box(msg)).unwrap();
             TradeOrderRef::checksum(m.order_id, m.user_id, m.user_name, &m.sku_ids[..m.sku_count], m.paid)
         }),
+        contender("pbwire Reader, declaration order, merged into the caller's message", e, move |_| {
+            let mut m = TradeOrderRef::default();
+            msgs::reader_trade_order_merge(black_box(msg), &mut m).unwrap();
+            TradeOrderRef::checksum(m.order_id, m.user_id, m.user_name, &m.sku_ids[..m.sku_count], m.paid)
+        }),
         contender("prost derive decode (owned)", e, move |_| {
             let m = msgs::ProstTradeOrder::decode(black_box(msg)).unwrap();
             let b = m.buyer.unwrap_or_default();
