@@ -85,6 +85,11 @@ impl<'a> Buyer<'a> {
 }
 
 impl<'a> TradeOrder<'a> {
+    /// Returns the message by value, as prost's `decode` does. A generator may also offer a
+    /// `merge(&mut self, buf)` that fills a message the caller holds (as prost's `merge` and
+    /// C++'s `ParseFromArray`): a large struct returned in a `Result` is moved through memory
+    /// on its way out, which on the benches' 16-byte TradeOrder cost about 8 of 35 ns a call
+    /// (README, "TradeOrder into the caller's message").
     fn decode(buf: &'a [u8]) -> Result<Self> {
         let mut m = TradeOrder::default();
         let mut r = Reader::new(buf);
