@@ -10,7 +10,7 @@ use crate::varint;
 ///
 /// Elements are taken in order. Before each one: if `out` is full, [`ErrorKind::OutputTooSmall`]
 /// at the element's offset; otherwise a malformed element gives its varint error at its offset.
-#[inline]
+#[inline(always)]
 pub fn decode_varints<T>(payload: &[u8], out: &mut [T], convert: impl Fn(u64) -> T) -> Result<usize> {
     let mut pos = 0;
     let mut n = 0;
@@ -44,22 +44,30 @@ pub fn skip_varints(payload: &[u8], n: usize) -> Result<usize> {
     Ok(pos)
 }
 
+// The kernels below are always inlined: `packed`'s short payloads come to them directly, and
+// for a few values the call (saved registers, the `Result` through memory) cost more than the
+// decode. `FNS` takes their addresses too, for the reference backend.
+#[inline(always)]
 pub(crate) fn decode_u64(payload: super::Payload, out: &mut [u64]) -> Result<usize> {
     decode_varints(payload.bytes(), out, |v| v)
 }
 
+#[inline(always)]
 pub(crate) fn decode_u32(payload: super::Payload, out: &mut [u32]) -> Result<usize> {
     decode_varints(payload.bytes(), out, |v| v as u32)
 }
 
+#[inline(always)]
 pub(crate) fn decode_sint64(payload: super::Payload, out: &mut [i64]) -> Result<usize> {
     decode_varints(payload.bytes(), out, varint::zigzag_decode_64)
 }
 
+#[inline(always)]
 pub(crate) fn decode_sint32(payload: super::Payload, out: &mut [i32]) -> Result<usize> {
     decode_varints(payload.bytes(), out, |v| varint::zigzag_decode_32(v as u32))
 }
 
+#[inline(always)]
 pub(crate) fn decode_bool(payload: super::Payload, out: &mut [bool]) -> Result<usize> {
     decode_varints(payload.bytes(), out, |v| v != 0)
 }
