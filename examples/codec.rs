@@ -101,11 +101,10 @@ impl<'a> TradeOrder<'a> {
                 // `read_message` lets that reader read a word past the message's end, so its
                 // last fields' varints decode as fast as the rest.
                 0x12 => m.buyer = Some(Buyer::decode(r.read_message()?)?),
-                // Packed: size once, decode in bulk. Parsers must also accept the unpacked form.
+                // Packed: size once, decode in bulk (`read_packed` moves the decoder's error
+                // offsets to this reader's). Parsers must also accept the unpacked form.
                 0x1a => {
-                    let payload = r.read_bytes()?;
-                    let start = r.position() - payload.len();
-                    packed::extend_u32(payload, &mut m.sku_ids).map_err(|e| e.shifted(start))?;
+                    r.read_packed(|p| packed::extend_u32(p, &mut m.sku_ids))?;
                 }
                 0x18 => m.sku_ids.push(r.read_u32()?),
                 0x20 => m.paid = r.read_bool()?,

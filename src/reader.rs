@@ -35,8 +35,9 @@
 //! Every call either reads one element and moves past it, or fails and stays where it was,
 //! with an [`Error`] whose offset is relative to the start of the reader's buffer. The results
 //! are those of the single-value functions of [`varint`] and [`wire`]; the only additions are
-//! [`Reader::read_str`] (UTF-8 checked with [`crate::utf8::from_utf8`]) and
-//! [`Reader::skip_next`], the scanning primitive.
+//! [`Reader::read_str`] (UTF-8 checked with [`crate::utf8::from_utf8`]),
+//! [`Reader::read_packed`] (a payload through a [`crate::packed`] decoder, its errors at this
+//! reader's offsets) and [`Reader::skip_next`], the scanning primitive.
 //!
 //! Two calls are for speed alone. [`Reader::read_message`] gives a nested message's reader that
 //! may look at the bytes after the message, so that its last fields take the same fast paths
@@ -441,6 +442,40 @@ impl<'a> Reader<'a> {
                 Err(Error::new(ErrorKind::InvalidUtf8, self.position()))
             }
         }
+    }
+
+    /// Reads a length-delimited value and hands it to `decode`, with the offset of any error
+    /// `decode` returns moved from the payload's start to this reader's buffer, as every
+    /// `Reader` error is; on an error the reader stays where it was. For packed repeated fields:
+    /// `decode` is a [`crate::packed`] call (`decode_*`, `extend_*`, `view_*`) on the payload
+    /// (shifting that offset by hand, with the payload's start rather than its end, is an easy
+    /// mistake to make).
+    ///
+    /// ```
+    /// use pbwire::{packed, reader::Reader, ErrorKind};
+    ///
+    /// // { 3: [5, 6] } (packed), then { 3: [5, <cut varint>] }
+    /// let msg = [0x1a, 0x02, 0x05, 0x06, 0x1a, 0x02, 0x05, 0x80];
+    /// let mut ids = [0u32; 8];
+    /// let mut r = Reader::new(&msg);
+    /// assert_eq!(r.read_raw_tag()?, 0x1a);
+    /// assert_eq!(r.read_packed(|p| packed::decode_u32(p, &mut ids))?, 2);
+    /// assert_eq!(ids[..2], [5, 6]);
+    /// assert_eq!(r.read_raw_tag()?, 0x1a);
+    /// let e = r.read_packed(|p| packed::decode_u32(p, &mut ids)).unwrap_err();
+    /// assert_eq!((e.kind(), e.offset()), (ErrorKind::Truncated, 7));
+    /// assert_eq!(r.position(), 5); // still at the length prefix
+    /// # Ok::<(), pbwire::Error>(())
+    /// ```
+    #[inline(always)]
+    pub fn read_packed<R>(&mut self, decode: impl FnOnce(&'a [u8]) -> Result<R>) -> Result<R> {
+        let before = self.rest;
+        let payload = self.read_bytes()?;
+        let start = self.position() - payload.len();
+        decode(payload).map_err(|e| {
+            self.rest = before;
+            e.shifted(start)
+        })
     }
 
     /// Skips the value of a field whose `tag` was just read ([`wire::skip_field`]: groups

@@ -610,6 +610,43 @@ fn reader_calls_equal_the_single_value_functions() {
     );
 }
 
+/// `read_packed` is `read_bytes` then the decoder on the payload: the same values, the
+/// decoder's errors at the payload's start plus their offset, and a reader that stays where it
+/// was on any error. Payloads of any varints (bad ones included) behind 0..=3 fixed32 values,
+/// their length sometimes overstated, the buffer sometimes cut.
+#[test]
+fn read_packed_is_read_bytes_then_the_decoder() {
+    check(
+        (|payload: VarintBytes, pads: u8, capacity: u8, cut: u8| {
+            let payload = &payload.0[..];
+            let pads = pads as usize % 4;
+            let capacity = capacity as usize % 40;
+            let mut buf = vec![0xab; 4 * pads];
+            let mut len = [0u8; 10];
+            let stated = payload.len() + (cut & 0x40 != 0) as usize;
+            let n = varint::encode_u64(stated as u64, &mut len).unwrap();
+            buf.extend_from_slice(&len[..n]);
+            buf.extend_from_slice(payload);
+            buf.truncate(buf.len().saturating_sub(cut as usize % 5).max(4 * pads));
+            let mut r = pbwire::reader::Reader::new(&buf);
+            for _ in 0..pads {
+                r.read_fixed32().unwrap();
+            }
+            let pos = r.position();
+            let mut out = vec![0u32; capacity];
+            let got = r.read_packed(|p| packed::decode_u32(p, &mut out)).map(|k| out[..k].to_vec());
+            let (want, want_pos) = match wire::decode_len(&buf[pos..]) {
+                Err(e) => (Err(e.shifted(pos)), pos),
+                Ok((p, n)) => match naive_packed(p, capacity, |v| v as u32) {
+                    Ok(values) => (Ok(values), pos + n),
+                    Err(e) => (Err(e.shifted(pos + n - p.len())), pos),
+                },
+            };
+            got == want && r.position() == want_pos
+        }) as fn(VarintBytes, u8, u8, u8) -> bool,
+    );
+}
+
 /// `read_tag_if(raw)` matches exactly when `read_raw_tag` would return `raw` from its shortest
 /// encoding and `raw` is a valid tag; a match moves as `read_raw_tag` does (so `skip_raw`
 /// after it gives the same result), a miss moves nothing.

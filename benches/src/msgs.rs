@@ -311,8 +311,9 @@ pub fn pbwire_trade_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, DecodeError> 
 }
 
 /// One TradeOrder the way generated code reads it, with [`Reader`]: a nested reader for the
-/// buyer, the packed ids decoded in bulk with `packed::decode_u32` (which decodes a short
-/// payload such as this one's with the scalar reference), an unpacked id appended.
+/// buyer, the packed ids decoded in bulk with `packed::decode_u32` through `read_packed` (a
+/// short payload such as this one's goes to the scalar reference, inlined), an unpacked id
+/// appended.
 #[inline]
 pub fn reader_trade_order(buf: &[u8]) -> Result<TradeOrderRef<'_>, pbwire::Error> {
     let mut m = TradeOrderRef::default();
@@ -328,8 +329,8 @@ fn trade_order_fields<'a>(r: &mut Reader<'a>, m: &mut TradeOrderRef<'a>) -> Resu
             0x08 => m.order_id = r.read_i32()?,
             0x12 => buyer_fields(&mut r.read_message()?, m)?,
             0x1a => {
-                let payload = r.read_bytes()?;
-                m.sku_count += pbwire::packed::decode_u32(payload, &mut m.sku_ids[m.sku_count..])?;
+                m.sku_count +=
+                    r.read_packed(|p| pbwire::packed::decode_u32(p, &mut m.sku_ids[m.sku_count..]))?
             }
             0x18 if m.sku_count < MAX_SKUS => {
                 m.sku_ids[m.sku_count] = r.read_u32()?;
@@ -385,8 +386,7 @@ pub fn reader_trade_order_merge<'a>(buf: &'a [u8], m: &mut TradeOrderRef<'a>) ->
         buyer_fields(&mut b, m)?;
     }
     if r.read_tag_if(0x1a) {
-        let payload = r.read_bytes()?;
-        m.sku_count += pbwire::packed::decode_u32(payload, &mut m.sku_ids[m.sku_count..])?;
+        m.sku_count += r.read_packed(|p| pbwire::packed::decode_u32(p, &mut m.sku_ids[m.sku_count..]))?;
     }
     if r.read_tag_if(0x20) {
         m.paid = r.read_bool()?;

@@ -2,9 +2,10 @@
 //! the fixed-width decoders, wire::decode_len) against the byte-at-a-time reference, on every
 //! suffix of the input held in an exactly-sized heap buffer: same value, length, error kind and
 //! offset. And each `Reader` call on a reader over that suffix against the single-value
-//! functions it is defined by: same result and position afterwards; a reader from
-//! `read_message` against a reader over the same bytes alone; and every backend's UTF-8
-//! check (simdutf8's where the CPU has one: the fuzz build enables the feature) against core's.
+//! functions it is defined by (`read_packed` against the reference packed decoder): same
+//! result and position afterwards; a reader from `read_message` against a reader over the same
+//! bytes alone; and every backend's UTF-8 check (simdutf8's where the CPU has one: the fuzz
+//! build enables the feature) against core's.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -112,6 +113,20 @@ fn check_reader(buf: &[u8]) {
         Err(_) => Err(Error::new(ErrorKind::InvalidUtf8, 0)),
     });
     assert_eq!(read(buf, |r| r.read_str().map(|s| s.len() as u64)), step(str_len));
+    // read_packed: the payload's values (a count and a sum here), its errors at the payload's
+    // start plus their offset, no step on any error. Capacity 3, so that some payloads overflow.
+    let packed = r::len(buf).and_then(|(start, end)| match r::packed(&buf[start..end], 3) {
+        (values, None) => {
+            Ok((values.len() as u64 ^ values.iter().fold(0, |a: u64, &v| a.wrapping_add(v)), end))
+        }
+        (_, Some(e)) => Err(e.shifted(start)),
+    });
+    let got = read(buf, |r| {
+        let mut out = [0u64; 3];
+        let n = r.read_packed(|p| pbwire::packed::decode_u64(p, &mut out))?;
+        Ok(n as u64 ^ out[..n].iter().fold(0, |a: u64, &v| a.wrapping_add(v)))
+    });
+    assert_eq!(got, step(packed));
     assert_eq!(
         read(buf, |r| r.read_fixed32().map(u64::from)),
         step(wire::decode_fixed32(buf).map(|v| (v as u64, 4)))
