@@ -408,6 +408,78 @@ fn delimited_streams_round_trip() {
     );
 }
 
+/// `stream::delimited` against a byte-at-a-time splitter: every message, error, position and
+/// remainder, on streams that mix runs of small messages (the one-comparison path) with
+/// 128..=400-byte ones (two-byte prefixes), overlong prefixes, messages opening with a byte
+/// over 0x7f, and a cut and a damaged byte anywhere.
+#[test]
+fn delimited_equals_the_stream_oracle() {
+    type Item = (Result<(usize, usize), pbwire::Error>, usize);
+    fn oracle(buf: &[u8]) -> (Vec<Item>, usize) {
+        let mut out: Vec<Item> = Vec::new();
+        let mut pos = 0;
+        while pos < buf.len() {
+            let item = match naive_varint(&buf[pos..]) {
+                Err(e) => Err(e.shifted(pos)),
+                Ok((len, _)) if len > i32::MAX as u64 => {
+                    Err(pbwire::Error::new(ErrorKind::LengthOutOfBounds, pos))
+                }
+                Ok((len, n)) if pos + n + len as usize > buf.len() => {
+                    Err(pbwire::Error::new(ErrorKind::Truncated, pos))
+                }
+                Ok((len, n)) => Ok((pos + n, pos + n + len as usize)),
+            };
+            let Ok((_, end)) = item else {
+                out.push((item, pos));
+                break;
+            };
+            out.push((item, pos));
+            pos = end;
+        }
+        (out, pos)
+    }
+    check(
+        (|seed: u64, cut: u16, damage: (u16, u8)| {
+            let mut next = xorshift(seed | 1);
+            let mut buf = Vec::new();
+            for _ in 0..next() % 60 {
+                let small_run = next() % 3 < 1;
+                for _ in 0..if small_run { 1 + next() % 20 } else { 1 } {
+                    let len = if small_run { next() % 128 } else { next() % 401 } as usize;
+                    let mut prefix = [0u8; 10];
+                    let mut n = varint::encode_u64(len as u64, &mut prefix).unwrap();
+                    if next() & 15 == 0 && n < 10 {
+                        // The same length in one byte more.
+                        prefix[n - 1] |= 0x80;
+                        n += 1;
+                    }
+                    buf.extend_from_slice(&prefix[..n]);
+                    buf.extend((0..len).map(|_| next() as u8));
+                }
+            }
+            if !buf.is_empty() {
+                let at = damage.0 as usize % buf.len();
+                if damage.1 & 1 == 1 {
+                    buf[at] = damage.1;
+                }
+                buf.truncate(buf.len() - cut as usize % 4 * (cut as usize % buf.len()) / 4);
+            }
+            let (want, end) = oracle(&buf);
+            let mut it = stream::delimited(&buf);
+            for (item, pos) in want {
+                if it.position() != pos || it.remaining() != &buf[pos..] {
+                    return false;
+                }
+                let got = it.next().map(|r| r.map(|m| m.as_ptr() as usize - buf.as_ptr() as usize));
+                if got != Some(item.map(|(start, _)| start)) {
+                    return false;
+                }
+            }
+            it.next().is_none() && it.position() == end
+        }) as fn(u64, u16, (u16, u8)) -> bool,
+    );
+}
+
 /// What pbwire's `Field` says, in the oracle's terms.
 fn as_naive(msg: &[u8], f: &pbwire::fields::Field) -> NaiveField {
     let value = match f.value {

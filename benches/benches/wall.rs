@@ -926,6 +926,57 @@ fn trade_order_bench() -> Bench {
     }
 }
 
+// ------------------------------------------------------------------------------ streams
+
+/// Splitting a stream of `count` length-prefixed messages of `lo..=hi` bytes: every message's
+/// bytes found, none parsed (the checksum is the count and the lengths' sum).
+fn stream_bench(count: usize, lo: u64, hi: u64) -> Bench {
+    let (stream, total) = data::delimited_stream(count, lo, hi);
+    let stream = Rc::new(stream);
+    let e = Some(hash_values([count as u64, total as u64]));
+    let s = stream.clone();
+    let pbwire = contender("pbwire stream::delimited", e, move |_| {
+        let (mut n, mut sum) = (0u64, 0u64);
+        for m in pbwire::stream::delimited(&s) {
+            sum += m.unwrap().len() as u64;
+            n += 1;
+        }
+        hash_values([n, sum])
+    });
+    let s = stream.clone();
+    let prost = contender("prost decode_length_delimiter + advance", e, move |_| {
+        let (mut n, mut sum) = (0u64, 0u64);
+        let mut buf: &[u8] = &s;
+        while !buf.is_empty() {
+            let len = prost::decode_length_delimiter(&mut buf).unwrap();
+            assert!(len <= buf.len(), "message past the end");
+            buf = &buf[len..];
+            sum += len as u64;
+            n += 1;
+        }
+        hash_values([n, sum])
+    });
+    let s = stream.clone();
+    let quick = contender("quick-protobuf read_bytes", e, move |_| {
+        let (mut n, mut sum) = (0u64, 0u64);
+        let mut r = BytesReader::from_bytes(&s);
+        while !r.is_eof() {
+            sum += r.read_bytes(&s).unwrap().len() as u64;
+            n += 1;
+        }
+        hash_values([n, sum])
+    });
+    Bench {
+        kernel: "stream",
+        data: format!("{count} messages of {lo}..={hi} bytes"),
+        unit: "msg",
+        units: count,
+        bytes: stream.len(),
+        baseline: "prost decode_length_delimiter + advance",
+        contenders: vec![pbwire, prost, quick],
+    }
+}
+
 // ------------------------------------------------------------------------------ UTF-8
 
 const CORE_UTF8: &str = "core::str::from_utf8 (what prost runs)";
@@ -1052,6 +1103,9 @@ fn specs(quick: bool) -> Vec<Spec> {
         }),
     );
     add("records/100000".into(), Box::new(|| records_bench(100_000)));
+    add("stream/20-100".into(), Box::new(|| stream_bench(100_000, 20, 100)));
+    add("stream/50-300".into(), Box::new(|| stream_bench(50_000, 50, 300)));
+    add("stream/200-1000".into(), Box::new(|| stream_bench(20_000, 200, 1000)));
     add("trade_order".into(), Box::new(trade_order_bench));
     for (lo, hi) in [(8, 24), (64, 64), (1024, 1024)] {
         for multibyte in [false, true] {

@@ -302,6 +302,22 @@ pub fn strings_message(min_bytes: usize, lo: u64, hi: u64) -> (Vec<u8>, usize) {
     (out, count)
 }
 
+/// A stream of `count` length-prefixed messages (as `writeDelimitedTo` writes them) of
+/// `lo..=hi` bytes each (1- and 2-byte prefixes past 127; the bytes are zeros, since splitting
+/// the stream never looks at them). Returns the stream and the sum of the messages' lengths.
+pub fn delimited_stream(count: usize, lo: u64, hi: u64) -> (Vec<u8>, usize) {
+    let mut rng = Rng::new(0xde11);
+    let mut out = Vec::new();
+    let mut total = 0;
+    for _ in 0..count {
+        let len = rng.range(lo, hi) as usize;
+        prost::encoding::encode_varint(len as u64, &mut out);
+        out.resize(out.len() + len, 0);
+        total += len;
+    }
+    (out, total)
+}
+
 /// The 1 MiB scanning message of DESIGN.md.
 pub fn scan_message() -> (Vec<u8>, usize) {
     mixed_message(1 << 20, usize::MAX)

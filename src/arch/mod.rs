@@ -15,6 +15,20 @@ pub(crate) mod x86_64;
 
 use crate::error::Result;
 
+/// Asks the CPU to bring the cache line at `ptr` into L1 ahead of a load that a serial chain
+/// will need, where the hardware prefetchers fall behind: a chain from one length prefix to the
+/// next through a stream of messages a few cache lines long waits on L2 at every step. Any
+/// address will do (a prefetch never faults); a no-op on other targets.
+#[inline(always)]
+pub(crate) fn prefetch(ptr: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    x86_64::prefetch(ptr);
+    #[cfg(target_arch = "aarch64")]
+    aarch64::prefetch(ptr);
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let _ = ptr;
+}
+
 /// A packed payload as the decoders take it: `len` bytes at `ptr`, of which the `slop` bytes
 /// after the end may also be read (never used for results), so that a kernel can load whole
 /// blocks up to the end without copying the tail.

@@ -9,6 +9,14 @@ pub(crate) mod ssse3;
 
 use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
 
+/// `PREFETCHT0` of the line at `ptr`: see [`crate::arch::prefetch`].
+#[inline(always)]
+pub(crate) fn prefetch(ptr: *const u8) {
+    // SAFETY: PREFETCHT0 is SSE, part of x86-64's baseline; a prefetch of any address is a
+    // hint that neither faults nor reads or writes anything the program sees.
+    unsafe { core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(ptr.cast()) }
+}
+
 /// What the CPU and the OS together allow.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Features {
