@@ -447,9 +447,9 @@ impl<'a> Reader<'a> {
     /// Reads a length-delimited value and hands it to `decode`, with the offset of any error
     /// `decode` returns moved from the payload's start to this reader's buffer, as every
     /// `Reader` error is; on an error the reader stays where it was. For packed repeated fields:
-    /// `decode` is a [`crate::packed`] call (`decode_*`, `extend_*`, `view_*`) on the payload
-    /// (shifting that offset by hand, with the payload's start rather than its end, is an easy
-    /// mistake to make).
+    /// `decode` is a [`crate::packed`] decoder (`decode_*`, `extend_*`) on the payload, or any
+    /// other reading of it that returns a [`Result`] (shifting the offset by hand, with the
+    /// payload's start rather than its end, is an easy mistake to make).
     ///
     /// ```
     /// use pbwire::{packed, reader::Reader, ErrorKind};
