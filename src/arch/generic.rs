@@ -389,6 +389,18 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
             // widened back to back while the next window is one too, without the bookkeeping
             // above (the tail copy, the mask, the room check a window), which cost AVX2 a
             // third more time than the widening's stores on one-byte data.
+            // First the values up to a 64-byte boundary of the output, one by one, so that the
+            // run's stores do not straddle cache lines (`u64` outputs 16 or 48 bytes off a line
+            // took 0.096-0.100 ns a value against 0.080 on the line, AVX-512).
+            let to_line = (64 - (dst.wrapping_add(n) as usize) % 64) % 64 / core::mem::size_of::<T>().max(1);
+            if to_line != 0 {
+                for (o, &b) in out[n..n + to_line].iter_mut().zip(&payload[pos..pos + to_line]) {
+                    *o = convert(b as u64);
+                }
+                pos += to_line;
+                n += to_line;
+                continue;
+            }
             loop {
                 let (from, to) = (&payload[pos..pos + WINDOW], &mut out[n..n + WINDOW]);
                 if let (Ok(from), Ok(to)) =
