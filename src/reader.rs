@@ -258,7 +258,7 @@ impl<'a> Reader<'a> {
         if self.rest.len() < varint::MAX_LEN {
             if let Some(head) = self.window.get(self.position()..).and_then(|w| w.first_chunk()) {
                 // n is 0 for an overlong varint.
-                let (v, n) = varint::decode_from_10(head);
+                let (v, n) = varint::decode_from_10_short_first(head);
                 if n.wrapping_sub(1) < self.rest.len() {
                     self.advance(n);
                     return Ok(v);
