@@ -343,7 +343,8 @@ fn widen<T>(from: &[u8; WINDOW], to: &mut [T; WINDOW], convert: impl Fn(u64) -> 
 /// room left, a window decodes into a stack buffer and is copied out if it fits. Anything
 /// unusual (an overflowing varint, no terminator in a window, a window with more varints than
 /// the output has room for, a varint cut by the payload's end) goes to the reference from the
-/// window's start.
+/// window's start. Windows away from both ends (of the payload and of the output) go through
+/// a loop that skips the checks only the ends need.
 ///
 /// # Safety
 /// The CPU must support the instruction sets of `V` and `X`.
@@ -368,7 +369,39 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
     let mut mix = W::Mix::default();
     // A window is read with a 16-byte margin after it (the payload's or `padded`'s), so that
     // every varint ending in it can be read as 10 bytes unchecked.
+    //
+    // Windows with 64 payload bytes and their margin readable and room for 64 values take the
+    // inner loop, without the checks the last windows need (the tail copy, the mask past the
+    // end, the stack buffer for the outputs): its per-window work was as costly as the
+    // decoding of 20 varints (A/B, fresh 10,000 values: AVX2 -5% to -6%, AVX-512 -3% to -16%,
+    // SSE2/SSSE3 -2% to -4%). The outer loop's body takes the other windows, one-byte runs
+    // and anything the inner loop stops at, a window at a time. Its limits on `pos` and `n`
+    // are each one comparison; `None` when no window qualifies.
+    let bulk_end = payload.len().checked_sub(WINDOW + 16usize.saturating_sub(slop));
+    let bulk_out_end = out.len().checked_sub(WINDOW);
     while pos < payload.len() {
+        while bulk_end.is_some_and(|end| pos <= end) && bulk_out_end.is_some_and(|end| n <= end) {
+            // SAFETY: 64 payload bytes and 16 more (payload or slop) at `src + pos`; the caller
+            // guarantees the instruction set.
+            let base = unsafe { src.add(pos) };
+            // SAFETY: as above.
+            let stops = unsafe { terminators::<V>(base) };
+            if stops == u64::MAX || stops == 0 {
+                break;
+            }
+            let long_ends = runs_of_8(!stops) << 8 & stops;
+            // SAFETY: 64 + 16 readable bytes at `base`, room for 64 values at `dst + n`.
+            let (written, consumed, overflow) =
+                unsafe { W::decode::<X, T>(base, stops, long_ends, &mut mix, dst.add(n), convert) };
+            if overflow {
+                return finish(payload, out, pos, n, convert);
+            }
+            n += written;
+            pos += consumed;
+        }
+        if pos >= payload.len() {
+            break;
+        }
         let left = payload.len() - pos;
         let base = if left + slop >= WINDOW + 16 {
             // SAFETY: `pos < payload.len()`.
