@@ -379,25 +379,53 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
     // are each one comparison; `None` when no window qualifies.
     let bulk_end = payload.len().checked_sub(WINDOW + 16usize.saturating_sub(slop));
     let bulk_out_end = out.len().checked_sub(WINDOW);
+    // The inner loop takes a window's terminator bits from those of the 64-byte blocks from
+    // where it began, read three blocks ahead of its window (so up to 192 bytes on): each
+    // block's load and mask then wait on nothing, and the chain from one window's start to
+    // the next is a funnel shift of two masks, the leading-zero count and an add, not a load
+    // of the new window and its mask too (AVX-512 on varints of 8 bytes, where the windows
+    // meet the blocks: 0.89 -> 0.49 ns/value with the load taken off the chain).
+    let block_end = (payload.len() + slop).checked_sub(3 * WINDOW);
     while pos < payload.len() {
-        while bulk_end.is_some_and(|end| pos <= end) && bulk_out_end.is_some_and(|end| n <= end) {
-            // SAFETY: 64 payload bytes and 16 more (payload or slop) at `src + pos`; the caller
-            // guarantees the instruction set.
-            let base = unsafe { src.add(pos) };
-            // SAFETY: as above.
-            let stops = unsafe { terminators::<V>(base) };
-            if stops == u64::MAX || stops == 0 {
-                break;
+        let bulk = |pos: usize, n: usize| {
+            bulk_end.is_some_and(|end| pos <= end)
+                && block_end.is_some_and(|end| pos <= end)
+                && bulk_out_end.is_some_and(|end| n <= end)
+        };
+        if bulk(pos, n) {
+            let mut block = pos;
+            // SAFETY: `block + 192 <= payload.len() + slop`, so both blocks are readable; the
+            // caller guarantees the instruction set.
+            let (mut low, mut high) =
+                unsafe { (terminators::<V>(src.add(block)), terminators::<V>(src.add(block + WINDOW))) };
+            // `block <= pos < block + 64` throughout, so `block + 192 <= payload.len() + slop`.
+            while bulk(pos, n) {
+                // SAFETY: as above, `block + 128 + 64` readable bytes.
+                let next = unsafe { terminators::<V>(src.add(block + 2 * WINDOW)) };
+                // The window's 64 bits, from bit `pos - block` of the two blocks'.
+                let stops = ((((high as u128) << 64) | low as u128) >> (pos - block)) as u64;
+                if stops == u64::MAX || stops == 0 {
+                    break;
+                }
+                let long_ends = runs_of_8(!stops) << 8 & stops;
+                // SAFETY: 64 payload bytes and 16 more (payload or slop) at `src + pos`, room
+                // for 64 values at `dst + n`; the caller guarantees the instruction set.
+                let (written, consumed, overflow) = unsafe {
+                    W::decode::<X, T>(src.add(pos), stops, long_ends, &mut mix, dst.add(n), convert)
+                };
+                if overflow {
+                    return finish(payload, out, pos, n, convert);
+                }
+                n += written;
+                pos += consumed;
+                // Past the block (`consumed <= 64`, so at most one): shift the blocks by one,
+                // without a branch (one window in a few ends in the same block).
+                let step = (pos - block) >> 6;
+                let stay = (step as u64).wrapping_sub(1);
+                low = low & stay | high & !stay;
+                high = high & stay | next & !stay;
+                block += step << 6;
             }
-            let long_ends = runs_of_8(!stops) << 8 & stops;
-            // SAFETY: 64 + 16 readable bytes at `base`, room for 64 values at `dst + n`.
-            let (written, consumed, overflow) =
-                unsafe { W::decode::<X, T>(base, stops, long_ends, &mut mix, dst.add(n), convert) };
-            if overflow {
-                return finish(payload, out, pos, n, convert);
-            }
-            n += written;
-            pos += consumed;
         }
         if pos >= payload.len() {
             break;
