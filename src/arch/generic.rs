@@ -398,12 +398,14 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
             // caller guarantees the instruction set.
             let (mut low, mut high) =
                 unsafe { (terminators::<V>(src.add(block)), terminators::<V>(src.add(block + WINDOW))) };
-            // `block <= pos < block + 64` throughout, so `block + 192 <= payload.len() + slop`.
+            // `pos = block + off` with `off < 64` throughout, so `block + 192 <= payload.len() +
+            // slop`. The chain from window to window runs through `off` alone.
+            let mut off = 0usize;
             while bulk(pos, n) {
                 // SAFETY: as above, `block + 128 + 64` readable bytes.
                 let next = unsafe { terminators::<V>(src.add(block + 2 * WINDOW)) };
-                // The window's 64 bits, from bit `pos - block` of the two blocks'.
-                let stops = ((((high as u128) << 64) | low as u128) >> (pos - block)) as u64;
+                // The window's 64 bits, from bit `off` of the two blocks' (`off < 64`).
+                let stops = low >> off | (high << 1) << (63 - off);
                 if stops == u64::MAX || stops == 0 {
                     break;
                 }
@@ -417,14 +419,16 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
                     return finish(payload, out, pos, n, convert);
                 }
                 n += written;
-                pos += consumed;
                 // Past the block (`consumed <= 64`, so at most one): shift the blocks by one,
                 // without a branch (one window in a few ends in the same block).
-                let step = (pos - block) >> 6;
+                let end = off + consumed;
+                let step = end >> 6;
+                off = end & 63;
                 let stay = (step as u64).wrapping_sub(1);
                 low = low & stay | high & !stay;
                 high = high & stay | next & !stay;
                 block += step << 6;
+                pos = block + off;
             }
         }
         if pos >= payload.len() {
