@@ -31,12 +31,23 @@ pub const MAX_LEN: usize = 10;
 const CONTINUATION_BITS: u64 = 0x8080_8080_8080_8080;
 
 /// Packs the low seven bits of each of the eight bytes of `word` into 56 contiguous bits.
+///
+/// Each step joins pairs of groups by moving the lower group of each pair up (adding a masked
+/// copy of it to itself, times 2, 4 and 16) rather than the upper one down (two masks, a shift
+/// and an or a step), and shifts once at the end: fewer instructions and constants on the
+/// single-varint paths. No step carries out of its lane: a group is below 0x80 before it is
+/// doubled, a 14-bit pair below 0x8000 before it is multiplied by 4, and a 28-bit quad ends
+/// below bit 35 where the upper quad begins.
 #[inline(always)]
 pub(crate) const fn compress_7bit_groups(word: u64) -> u64 {
     let x = word & 0x7f7f_7f7f_7f7f_7f7f;
-    let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
-    let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
-    (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4)
+    // 16-bit lanes: b1 << 8 | b0 << 1, which is (b1 << 7 | b0) << 1.
+    let x = x + (x & 0x00ff_00ff_00ff_00ff);
+    // 32-bit lanes: p1 << 17 | p0 << 3, which is (p1 << 14 | p0) << 3.
+    let x = x + 3 * (x & 0x0000_ffff_0000_ffff);
+    // q1 << 35 | q0 << 7, which is (q1 << 28 | q0) << 7.
+    let x = x + 15 * (x & 0xffff_ffff);
+    x >> 7
 }
 
 /// Decodes the varint at the start of `bytes`, which holds at least the ten bytes a varint can
@@ -428,6 +439,28 @@ mod tests {
         assert_eq!(decode_u64(&ten).unwrap_err().kind(), ErrorKind::VarintOverflow);
         for n in 0..10 {
             assert_eq!(decode_u64(&[0xff; 10][..n]).unwrap_err().kind(), ErrorKind::Truncated);
+        }
+    }
+
+    /// The additive compress against a group-at-a-time one: words whose groups are all 0x7f or
+    /// 0xff (the largest sums, where a carry out of a lane would show), each single group, and
+    /// pseudo-random words.
+    #[test]
+    fn compress_7bit_groups_matches_group_at_a_time() {
+        fn naive(word: u64) -> u64 {
+            (0..8).map(|i| ((word >> (8 * i)) & 0x7f) << (7 * i)).fold(0, |a, g| a | g)
+        }
+        let mut words = std::vec![0, u64::MAX, 0x7f7f_7f7f_7f7f_7f7f, 0x8080_8080_8080_8080];
+        for i in 0..8 {
+            words.extend_from_slice(&[0x7f << (8 * i), 0xff << (8 * i), !(0xff << (8 * i))]);
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            words.push(x ^ (x >> 29));
+        }
+        for w in words {
+            assert_eq!(compress_7bit_groups(w), naive(w), "{w:#018x}");
         }
     }
 
