@@ -29,6 +29,16 @@ pub(crate) fn prefetch(ptr: *const u8) {
     let _ = ptr;
 }
 
+/// Whether [`prefetch`] far ahead in a stream may land in the bodies of long messages without
+/// slowing the stream down (see `x86_64::far_prefetch_is_harmless`); false where not measured.
+#[inline(always)]
+pub(crate) fn far_prefetch_is_harmless() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return x86_64::far_prefetch_is_harmless();
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// A packed payload as the decoders take it: `len` bytes at `ptr`, of which the `slop` bytes
 /// after the end may also be read (never used for results), so that a kernel can load whole
 /// blocks up to the end without copying the tail.

@@ -17,6 +17,29 @@ pub(crate) fn prefetch(ptr: *const u8) {
     unsafe { core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(ptr.cast()) }
 }
 
+/// Whether a prefetch far ahead in a stream of messages may land inside a long message's body
+/// at no cost: true on AMD. Measured (`stream::delimited`, 20,000 messages of 200..=1000 bytes):
+/// on Sapphire Rapids, prefetching 512 bytes ahead after every message tripled the time a
+/// message (the L2 streamer then fetches every line of the bodies), while on Zen 4 it was as
+/// fast as without and kept 50..=300-byte messages at 3.4 ns against 5.2 for the Intel-safe
+/// choice. Other vendors, not measured, get the Intel-safe one. CPUID's vendor, asked once.
+#[inline]
+pub(crate) fn far_prefetch_is_harmless() -> bool {
+    use core::sync::atomic::{AtomicU8, Ordering};
+    const UNKNOWN: u8 = 2;
+    static AMD: AtomicU8 = AtomicU8::new(UNKNOWN);
+    match AMD.load(Ordering::Relaxed) {
+        UNKNOWN => {
+            let leaf0 = __cpuid(0);
+            // "AuthenticAMD", in EBX, EDX, ECX order.
+            let amd = [leaf0.ebx, leaf0.edx, leaf0.ecx] == [0x6874_7541, 0x6974_6e65, 0x444d_4163];
+            AMD.store(amd as u8, Ordering::Relaxed);
+            amd
+        }
+        amd => amd == 1,
+    }
+}
+
 /// What the CPU and the OS together allow.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Features {
@@ -58,4 +81,20 @@ pub(crate) fn detect() -> Features {
     let (vbmi, vbmi2, bitalg) = (bit(leaf7.ecx, 1), bit(leaf7.ecx, 6), bit(leaf7.ecx, 12));
     let avx512 = avx512f && avx512bw && avx512vl && avx512cd && vbmi && vbmi2 && bitalg;
     Features { ssse3, avx2_bmi2, avx512: avx2_bmi2 && os_zmm && avx512 }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    /// CPUID's vendor, as the kernel reports it.
+    #[test]
+    fn far_prefetch_follows_the_vendor() {
+        let info = std::fs::read_to_string("/proc/cpuinfo").expect("/proc/cpuinfo");
+        let vendor = info
+            .lines()
+            .find_map(|l| l.strip_prefix("vendor_id").map(|v| v.trim_start_matches([' ', '\t', ':'])))
+            .expect("vendor_id line");
+        assert_eq!(super::far_prefetch_is_harmless(), vendor == "AuthenticAMD", "{vendor}");
+        // Cached: the same answer again.
+        assert_eq!(super::far_prefetch_is_harmless(), vendor == "AuthenticAMD");
+    }
 }
