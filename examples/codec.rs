@@ -89,7 +89,7 @@ impl<'a> TradeOrder<'a> {
     /// `merge(&mut self, buf)` that fills a message the caller holds (as prost's `merge` and
     /// C++'s `ParseFromArray`): a large struct returned in a `Result` is moved through memory
     /// on its way out, which on the benches' 16-byte TradeOrder cost about 8 of 35 ns a call
-    /// (README, "TradeOrder into the caller's message").
+    /// (`benches/results/HISTORY.md`, "TradeOrder into the caller's message").
     fn decode(buf: &'a [u8]) -> Result<Self> {
         let mut m = TradeOrder::default();
         let mut r = Reader::new(buf);

@@ -7,10 +7,11 @@
 //! above 0x7f) to `core::str::from_utf8`, or with the `simdutf8` feature to simdutf8's SIMD
 //! validator where the CPU has one (AVX2, which the AVX-512 backend uses too, and NEON; chosen
 //! at run time with the rest of the backend), with core's error for a string it refuses.
-//! Either way its result, errors included, is `core::str::from_utf8`'s. The README's
-//! Benchmarks section has the measurements behind this choice (`utf8` rows): core's validator is slow on short strings and very slow on text with
-//! non-ASCII characters, simdutf8's is faster from about 64 bytes and on non-ASCII text of any
-//! length, and neither matches the word check on short ASCII strings.
+//! Either way its result, errors included, is `core::str::from_utf8`'s. The measurements
+//! behind this choice are the `utf8` rows of the wall bench (`benches/results/`) and "UTF-8
+//! validation" in `benches/results/HISTORY.md`: core's validator is slow on short strings and
+//! very slow on text with non-ASCII characters, simdutf8's is faster from about 64 bytes and on
+//! non-ASCII text of any length, and neither matches the word check on short ASCII strings.
 //!
 //! ```
 //! assert_eq!(pbwire::utf8::from_utf8(b"user_name"), Ok("user_name"));
