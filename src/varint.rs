@@ -34,8 +34,8 @@ const CONTINUATION_BITS: u64 = 0x8080_8080_8080_8080;
 ///
 /// (An additive form, each step adding a masked copy of the lower groups to itself and one
 /// shift at the end, takes three instructions and three 64-bit constants fewer; on the Zen 4
-/// machine it sped up message decoding 1-6% and slowed the `Reader::read_varint` and scalar
-/// kernel loops on mixed lengths 2-5%, so it was dropped.)
+/// machine it sped up message decoding 1-6% and slowed the `Reader::read_varint` loop (+1.6%,
+/// +5% for a variant) and the scalar kernel (+3%) on mixed lengths, so it was dropped.)
 #[inline(always)]
 pub(crate) const fn compress_7bit_groups(word: u64) -> u64 {
     let x = word & 0x7f7f_7f7f_7f7f_7f7f;
