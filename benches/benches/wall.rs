@@ -235,10 +235,15 @@ fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
     Bench::per_value("decode_u64", dist, n, payload.len(), PROST_PACKED, cs)
 }
 
-/// Copies of the data in `decode_u64_fresh`: each call decodes the next, so that the branch
-/// predictor cannot learn one payload's varint lengths across calls (real data is not decoded
-/// over and over), while all of them stay in L2 at 10,000 values.
-const FRESH_COPIES: usize = 16;
+/// Copies of the data in the `_fresh` benches: each call decodes (or encodes) the next, so that
+/// the branch predictor cannot learn the varint lengths across calls (real data is not decoded
+/// over and over). 16 copies were too few: Zen 4's predictor learned 16 payloads of 10,000
+/// values (AVX2 `u64-mixed` 1.30 ns/value with 16, 1.62 with 48, 1.64 with 128, 1.66 with 256;
+/// AVX-512 0.90 / 0.95 / 0.97 / 1.03; prost 9.7-9.8 throughout). The payloads (up to 3.5 MB)
+/// no longer fit in L2; the output does, and input residency costs little on its own (a
+/// 1,000,000-value payload decoded in 10,000-value pieces: AVX2 1.67 ns/value with 100
+/// different pieces, 1.26 with the same 16 repeated over the same 5.5 MB).
+const FRESH_COPIES: usize = 64;
 
 /// `decode_u64` over `FRESH_COPIES` different payloads of the same distribution, one per call.
 /// Verification uses the first payload.
