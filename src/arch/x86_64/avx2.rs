@@ -5,10 +5,11 @@
 use crate::arch::generic;
 use crate::arch::x86_64::sse2;
 use core::arch::x86_64::{
-    __m256i, _bzhi_u64, _mm256_and_si256, _mm256_andnot_si256, _mm256_castsi128_si256, _mm256_cmpgt_epi8,
-    _mm256_inserti128_si256, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16,
-    _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x,
-    _mm256_set1_epi8, _mm256_srli_epi64, _mm256_sub_epi64, _mm256_xor_si256, _pext_u64,
+    __m256i, _bzhi_u64, _mm256_and_si256, _mm256_andnot_si256, _mm256_castsi128_si256,
+    _mm256_castsi256_si128, _mm256_cmpgt_epi8, _mm256_extracti128_si256, _mm256_inserti128_si256,
+    _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16, _mm256_movemask_epi8, _mm256_or_si256,
+    _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set1_epi8, _mm256_srli_epi64,
+    _mm256_sub_epi64, _mm256_xor_si256, _pext_u64,
 };
 
 #[derive(Clone, Copy)]
@@ -88,6 +89,26 @@ impl generic::Gather4 for Avx2Lanes {
             let t = _mm256_andnot_si256(x, _mm256_set1_epi8(-128));
             let keep = _mm256_xor_si256(t, _mm256_sub_epi64(t, _mm256_set1_epi64x(1)));
             core::mem::transmute::<__m256i, [u64; 4]>(join_bytes(_mm256_and_si256(x, keep)))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn decode4_long(p: [*const u8; 4]) -> [u64; 4] {
+        // SAFETY: the caller guarantees 16 readable bytes at each pointer, and AVX2.
+        unsafe {
+            let ((first01, next01), (first23, next23)) =
+                (sse2::load_pair16(p[0], p[1]), sse2::load_pair16(p[2], p[3]));
+            let x = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(first01), first23);
+            let t = _mm256_andnot_si256(x, _mm256_set1_epi8(-128));
+            let keep = _mm256_xor_si256(t, _mm256_sub_epi64(t, _mm256_set1_epi64x(1)));
+            let cut = _mm256_and_si256(x, keep);
+            // The 9th and 10th bytes' bits, per 128-bit half (the halves' `cut` again, rather
+            // than the lanes' bits written out a second time for 256 bits).
+            let high = _mm256_inserti128_si256::<1>(
+                _mm256_castsi128_si256(sse2::high_groups(_mm256_castsi256_si128(cut), next01)),
+                sse2::high_groups(_mm256_extracti128_si256::<1>(cut), next23),
+            );
+            core::mem::transmute::<__m256i, [u64; 4]>(_mm256_or_si256(join_bytes(cut), high))
         }
     }
 }

@@ -282,7 +282,7 @@ impl generic::WindowDecoder for Vbmi2 {
     type Mix = LongDensity;
 
     #[inline(always)]
-    unsafe fn decode<X: Compress, T: Copy>(
+    unsafe fn decode<V: generic::Vector, X: Compress, T: Copy>(
         base: *const u8,
         stops: u64,
         long_ends: u64,

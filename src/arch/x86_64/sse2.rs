@@ -6,7 +6,8 @@ use core::arch::x86_64::{
     __m128i, _mm_and_si128, _mm_andnot_si128, _mm_castpd_si128, _mm_castps_si128, _mm_castsi128_pd,
     _mm_castsi128_ps, _mm_cmpgt_epi8, _mm_loadh_pd, _mm_loadl_epi64, _mm_loadu_si128, _mm_madd_epi16,
     _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi64x, _mm_set1_epi8,
-    _mm_shuffle_ps, _mm_srli_epi16, _mm_srli_epi64, _mm_storeu_si128, _mm_sub_epi64, _mm_xor_si128,
+    _mm_shuffle_ps, _mm_slli_epi64, _mm_srai_epi16, _mm_srli_epi16, _mm_srli_epi64, _mm_storeu_si128,
+    _mm_sub_epi64, _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm_xor_si128,
 };
 
 #[derive(Clone, Copy)]
@@ -70,6 +71,37 @@ pub(crate) unsafe fn load_pair(a: *const u8, b: *const u8) -> __m128i {
     }
 }
 
+/// Each 64-bit lane of `x` cut after its first terminator (zero beyond; all 8 bytes of a
+/// longer varint).
+#[inline(always)]
+fn cut_lanes(x: __m128i) -> __m128i {
+    // SAFETY: SSE2 is baseline on x86-64.
+    unsafe {
+        // The terminators' top bits; subtracting 1 per lane sets every bit up to the first.
+        let t = _mm_andnot_si128(x, _mm_set1_epi8(-128));
+        let keep = _mm_xor_si128(t, _mm_sub_epi64(t, _mm_set1_epi64x(1)));
+        _mm_and_si128(x, keep)
+    }
+}
+
+/// The bits a varint's 9th and 10th bytes add at 56..64, per 64-bit lane: `cut` is the lane's
+/// first 8 bytes as [`cut_lanes`] leaves them (its top bit set only when all 8 go on), `next`
+/// the 8 bytes after them. Seven bits of the 9th byte, and the 10th's lowest if the 9th goes on;
+/// nothing for a varint of at most 8 bytes. The AVX2 decoder's too, on each 128-bit half.
+#[inline(always)]
+pub(crate) fn high_groups(cut: __m128i, next: __m128i) -> __m128i {
+    // SAFETY: SSE2 is baseline on x86-64.
+    unsafe {
+        // Bit 63 of `<< 56` is the 9th byte's continuation bit, of `<< 55` the 10th's lowest.
+        let ninth = _mm_slli_epi64::<56>(next);
+        let tenth = _mm_or_si128(_mm_slli_epi64::<55>(next), _mm_set1_epi64x(0x7f00_0000_0000_0000));
+        // All ones in the top 16 bits of a lane whose 8 bytes all go on (only those bits of
+        // `ninth` can be set).
+        let long = _mm_srai_epi16::<15>(cut);
+        _mm_and_si128(_mm_and_si128(ninth, tenth), long)
+    }
+}
+
 /// The bytes of the two varints at `a` and `b` in the 64-bit lanes of one register, each lane
 /// cut after its first terminator (zero beyond; all 8 bytes of a longer varint).
 ///
@@ -77,13 +109,21 @@ pub(crate) unsafe fn load_pair(a: *const u8, b: *const u8) -> __m128i {
 /// 8 readable bytes at `a` and at `b`.
 #[inline(always)]
 unsafe fn varint_bytes2(a: *const u8, b: *const u8) -> __m128i {
+    // SAFETY: forwarded from the caller.
+    cut_lanes(unsafe { load_pair(a, b) })
+}
+
+/// The 16 bytes at `a` and the 16 at `b` as two registers: the first 8 of each, and the next 8
+/// of each.
+///
+/// # Safety
+/// 16 readable bytes at `a` and at `b`.
+#[inline(always)]
+pub(crate) unsafe fn load_pair16(a: *const u8, b: *const u8) -> (__m128i, __m128i) {
     // SAFETY: forwarded from the caller; SSE2 is baseline on x86-64.
     unsafe {
-        let x = load_pair(a, b);
-        // The terminators' top bits; subtracting 1 per lane sets every bit up to the first.
-        let t = _mm_andnot_si128(x, _mm_set1_epi8(-128));
-        let keep = _mm_xor_si128(t, _mm_sub_epi64(t, _mm_set1_epi64x(1)));
-        _mm_and_si128(x, keep)
+        let (x, y) = (_mm_loadu_si128(a as *const __m128i), _mm_loadu_si128(b as *const __m128i));
+        (_mm_unpacklo_epi64(x, y), _mm_unpackhi_epi64(x, y))
     }
 }
 
@@ -146,6 +186,22 @@ impl<J: JoinLanes> generic::Gather4 for Sse2Lanes<J> {
             let lanes23 = J::join(varint_bytes2(p[2], p[3]));
             _mm_storeu_si128(values.as_mut_ptr() as *mut __m128i, lanes01);
             _mm_storeu_si128(values.as_mut_ptr().add(2) as *mut __m128i, lanes23);
+        }
+        values
+    }
+
+    #[inline(always)]
+    unsafe fn decode4_long(p: [*const u8; 4]) -> [u64; 4] {
+        let mut values = [0u64; 4];
+        // SAFETY: the caller guarantees 16 readable bytes at each pointer and `J`'s instruction
+        // set; 32 writable bytes in `values`.
+        unsafe {
+            for (pair, out) in [(p[0], p[1]), (p[2], p[3])].into_iter().zip(values.chunks_exact_mut(2)) {
+                let (first, next) = load_pair16(pair.0, pair.1);
+                let cut = cut_lanes(first);
+                let lanes = _mm_or_si128(J::join(cut), high_groups(cut, next));
+                _mm_storeu_si128(out.as_mut_ptr() as *mut __m128i, lanes);
+            }
         }
         values
     }
