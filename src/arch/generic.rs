@@ -113,6 +113,13 @@ pub(crate) trait WindowDecoder {
         dst: *mut T,
         convert: impl Fn(u64) -> T,
     ) -> (usize, usize, bool);
+
+    /// The decoder for a payload whose first windows are dense with varints over 8 bytes (see
+    /// [`decode_varints`]), when [`HAS_DENSE`](Self::HAS_DENSE); else `Self`, unused.
+    type Dense: WindowDecoder;
+
+    /// Whether [`Dense`](Self::Dense) is another decoder.
+    const HAS_DENSE: bool = false;
 }
 
 /// Varint by varint, each from one unaligned 8-byte load: works on every instruction set (NEON's
@@ -122,6 +129,7 @@ pub(crate) struct EachVarint;
 
 impl WindowDecoder for EachVarint {
     type Mix = ();
+    type Dense = Self;
 
     #[inline(always)]
     unsafe fn decode<V: Vector, X: Compress, T: Copy>(
@@ -346,11 +354,55 @@ fn widen<T>(from: &[u8; WINDOW], to: &mut [T; WINDOW], convert: impl Fn(u64) -> 
 /// window's start. Windows away from both ends (of the payload and of the output) go through
 /// a loop that skips the checks only the ends need and takes their terminator bits from
 /// 64-byte blocks read ahead, so that no window's start waits on loading the window before it.
+/// A window decoder with a variant for data dense with varints over 8 bytes
+/// ([`WindowDecoder::Dense`]) gets the whole call sent to it when the payload starts so
+/// ([`starts_dense`]).
 ///
 /// # Safety
 /// The CPU must support the instruction sets of `V` and `X`.
 #[inline(always)]
 pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
+    input: Payload,
+    out: &mut [T],
+    convert: impl Fn(u64) -> T + Copy,
+) -> Result<usize> {
+    if starts_dense::<V, W>(input.bytes()) {
+        // SAFETY: forwarded from the caller.
+        unsafe { decode_windows::<V, X, W::Dense, T>(input, out, convert) }
+    } else {
+        // SAFETY: forwarded from the caller.
+        unsafe { decode_windows::<V, X, W, T>(input, out, convert) }
+    }
+}
+
+/// Whether `payload` should go to `W`'s decoder for data dense with varints over 8 bytes: at
+/// least 12 end in its first eight 64-byte windows (1.5 a window; `realistic` data has 0.71,
+/// `u64-mixed` 2.04: of 64 payloads of 10,000 values, 0 and 59 pass). One choice a call, so
+/// that the two window loops are not in one loop body, where the compiler spilled the shared
+/// state of every window for them (see [`InLanes`]).
+#[inline(always)]
+fn starts_dense<V: Vector, W: WindowDecoder>(payload: &[u8]) -> bool {
+    const WINDOWS: usize = 8;
+    if !W::HAS_DENSE || payload.len() < WINDOWS * WINDOW {
+        return false;
+    }
+    let long_ends: u32 = (0..WINDOWS)
+        .map(|i| {
+            // SAFETY: `64 * i + 64 <= payload.len()`; the caller guarantees `V`'s instruction
+            // set.
+            let stops = unsafe { terminators::<V>(payload.as_ptr().add(i * WINDOW)) };
+            (runs_of_8(!stops) << 8 & stops).count_ones()
+        })
+        .sum();
+    long_ends >= 12
+}
+
+/// [`decode_varints`] with one window decoder.
+///
+/// # Safety
+/// The CPU must support the instruction sets of `V` and `X`.
+#[inline(always)]
+unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
     input: Payload,
     out: &mut [T],
     convert: impl Fn(u64) -> T + Copy,
@@ -758,15 +810,87 @@ pub(crate) trait Gather4 {
 
 /// Four varints a step, each loaded into a 64-bit vector lane at the start its window's
 /// terminator bits give, cut at its terminator and packed in the lanes: no branch on any
-/// varint's length, and the general registers only find the starts. Varints over 8 bytes are
-/// then redone: a window's only one by itself, two or more in lanes too, four a step
-/// ([`Gather4::decode4_long`]), each value written back to its own slot. (All redone one by
-/// one, with a branch per long varint: AVX2 `u64-mixed` 1.62 ns/value at 10,000 values, 1.42
-/// now; a probe that skipped the redo, wrong values, took 0.75, so they still cost about half.)
+/// varint's length, and the general registers only find the starts. Varints over 8 bytes: with
+/// `LONG` (a call whose payload starts dense with them, see [`decode_varints`]) every lane also
+/// takes its bytes 8 and 9 (16-byte loads, [`Gather4::decode4_long`]); without, they are redone
+/// after the window, a window's only one by itself, two or more four at a time in lanes, each
+/// value written back to its own slot. (All redone one by one, with a branch per long varint:
+/// AVX2 `u64-mixed` 1.62 ns/value at 10,000 values; the redo in lanes 1.42, `LONG` 1.29; a
+/// probe that skipped the redo, wrong values, took 0.75. The lanes' work in every window,
+/// chosen window by window by a branch, cost `u32-mixed` 4-6%: the compiler spilled the window
+/// loop's state for the second loop body.)
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-pub(crate) struct InLanes<G>(core::marker::PhantomData<G>);
+pub(crate) struct InLanes<G, const LONG: bool = false>(core::marker::PhantomData<G>);
 
-impl<G: Gather4> InLanes<G> {
+impl<G: Gather4, const LONG: bool> InLanes<G, LONG> {
+    /// The window's varints, four a step, then the long ones' fix-up and overflow check.
+    ///
+    /// # Safety
+    /// As for [`WindowDecoder::decode`].
+    #[inline(always)]
+    unsafe fn decode_window<V: Vector, X: Compress, T: Copy>(
+        base: *const u8,
+        stops: u64,
+        long_ends: u64,
+        dst: *mut T,
+        convert: impl Fn(u64) -> T,
+    ) -> (usize, usize, bool) {
+        let count = stops.count_ones() as usize;
+        let consumed = 64 - stops.leading_zeros() as usize;
+        let (mut rest, mut start, mut n) = (stops, 0usize, 0usize);
+        while n < count {
+            let mut p = [base; 4];
+            for lane in &mut p {
+                // 64 and 65 only start lanes past the window's last varint, whose values are
+                // overwritten later; with `LONG` those read from 0 or 1, to keep 16 bytes
+                // readable.
+                let at = if LONG { start & 63 } else { start };
+                // SAFETY: `at <= 65` (64 + 1 once `rest` is empty; below 64 with `LONG`), and
+                // 64 + 16 bytes are readable at `base`, so 8 are at `base + at` (16 with `LONG`).
+                *lane = unsafe { base.add(at) };
+                start = rest.trailing_zeros() as usize + 1;
+                rest &= rest.wrapping_sub(1);
+            }
+            // SAFETY: as above; the caller guarantees the instruction set.
+            let values = unsafe {
+                if LONG {
+                    G::decode4_long(p)
+                } else {
+                    G::decode4(p)
+                }
+            };
+            // SAFETY: `n < count <= 64` and `n` is a multiple of 4, so the four slots are among
+            // the 64 at `dst`.
+            unsafe { store_group(&values, dst.add(n), &convert) };
+            n += 4;
+        }
+        if long_ends == 0 {
+            return (count, consumed, false);
+        }
+        if !LONG {
+            if long_ends & long_ends.wrapping_sub(1) == 0 {
+                // A single long varint: cheaper on its own than four lanes and the overflow
+                // check below (`realistic` data has about 0.8 a window; taking them in lanes
+                // too cost SSE2/SSSE3 6% and AVX2 2% there, and gained `u64-mixed` AVX2 7%).
+                // SAFETY: forwarded from the caller.
+                let overflow = unsafe { redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert) };
+                return (count, consumed, overflow);
+            }
+            // SAFETY: forwarded from the caller (64 + 16 readable bytes at `base`, room for 64
+            // values at `dst`, the instruction sets).
+            unsafe { Self::redo_long(base, stops, long_ends, dst, &convert) };
+        }
+        // Overflow, from the long varints' ends alone: over 10 bytes (the 9th and 10th bytes
+        // before the terminator go on too), or 10 with a last byte above 1. (The AVX-512
+        // decoder's window-wide check shares its carry runs with `long_ends`, which the
+        // compiler then kept live across the window's loop, spilling them.)
+        let carry = !stops;
+        let ten_or_more = long_ends & carry << 9;
+        // SAFETY: 64 readable bytes at `base`; the caller guarantees the instruction set.
+        let [above_one] = unsafe { window_bits::<V, 1>(base, |v| [v.above_one_bits()]) };
+        (count, consumed, ten_or_more & (carry << 10 | above_one) != 0)
+    }
+
     /// Re-decodes the varints over 8 bytes (terminator bits `long_ends`), four a step,
     /// overwriting their outputs. A step with fewer than four left decodes the first again in
     /// the spare lanes, which writes the same value to the same slot.
@@ -806,8 +930,10 @@ impl<G: Gather4> InLanes<G> {
     }
 }
 
-impl<G: Gather4> WindowDecoder for InLanes<G> {
+impl<G: Gather4> WindowDecoder for InLanes<G, false> {
     type Mix = ();
+    type Dense = InLanes<G, true>;
+    const HAS_DENSE: bool = true;
 
     #[inline(always)]
     unsafe fn decode<V: Vector, X: Compress, T: Copy>(
@@ -818,48 +944,26 @@ impl<G: Gather4> WindowDecoder for InLanes<G> {
         dst: *mut T,
         convert: impl Fn(u64) -> T,
     ) -> (usize, usize, bool) {
-        let count = stops.count_ones() as usize;
-        let consumed = 64 - stops.leading_zeros() as usize;
-        let (mut rest, mut start, mut n) = (stops, 0usize, 0usize);
-        while n < count {
-            let mut p = [base; 4];
-            for lane in &mut p {
-                // SAFETY: `start <= 65` (64 + 1 once `rest` is empty), and 64 + 16 bytes are
-                // readable at `base`, so 8 are at `base + start`.
-                *lane = unsafe { base.add(start) };
-                start = rest.trailing_zeros() as usize + 1;
-                rest &= rest.wrapping_sub(1);
-            }
-            // SAFETY: as above; the caller guarantees the instruction set.
-            let values = unsafe { G::decode4(p) };
-            // SAFETY: `n < count <= 64` and `n` is a multiple of 4, so the four slots are among
-            // the 64 at `dst`.
-            unsafe { store_group(&values, dst.add(n), &convert) };
-            n += 4;
-        }
-        if long_ends == 0 {
-            return (count, consumed, false);
-        }
-        if long_ends & long_ends.wrapping_sub(1) == 0 {
-            // A single long varint: cheaper on its own than four lanes and the overflow check
-            // below (`realistic` data has about 0.8 a window; taking them in lanes too cost
-            // SSE2/SSSE3 6% and AVX2 2% there, and gained `u64-mixed` AVX2 another 7%).
-            // SAFETY: forwarded from the caller.
-            let overflow = unsafe { redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert) };
-            return (count, consumed, overflow);
-        }
-        // SAFETY: forwarded from the caller (64 + 16 readable bytes at `base`, room for 64
-        // values at `dst`, the instruction sets).
-        unsafe { Self::redo_long(base, stops, long_ends, dst, &convert) };
-        // Overflow, from the long varints' ends alone: over 10 bytes (the 9th and 10th bytes
-        // before the terminator go on too), or 10 with a last byte above 1. (The AVX-512
-        // decoder's window-wide check shared its carry runs with `long_ends`, and the compiler
-        // kept those live across the window's loop, spilling them.)
-        let carry = !stops;
-        let ten_or_more = long_ends & carry << 9;
-        // SAFETY: as above.
-        let [above_one] = unsafe { window_bits::<V, 1>(base, |v| [v.above_one_bits()]) };
-        (count, consumed, ten_or_more & (carry << 10 | above_one) != 0)
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::decode_window::<V, X, T>(base, stops, long_ends, dst, convert) }
+    }
+}
+
+impl<G: Gather4> WindowDecoder for InLanes<G, true> {
+    type Mix = ();
+    type Dense = Self;
+
+    #[inline(always)]
+    unsafe fn decode<V: Vector, X: Compress, T: Copy>(
+        base: *const u8,
+        stops: u64,
+        long_ends: u64,
+        _mix: &mut (),
+        dst: *mut T,
+        convert: impl Fn(u64) -> T,
+    ) -> (usize, usize, bool) {
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::decode_window::<V, X, T>(base, stops, long_ends, dst, convert) }
     }
 }
 

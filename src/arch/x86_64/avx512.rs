@@ -280,6 +280,7 @@ const DENSE: u32 = 62;
 
 impl generic::WindowDecoder for Vbmi2 {
     type Mix = LongDensity;
+    type Dense = Self;
 
     #[inline(always)]
     unsafe fn decode<V: generic::Vector, X: Compress, T: Copy>(
