@@ -930,28 +930,11 @@ impl<G: Gather4, const LONG: bool> InLanes<G, LONG> {
     }
 }
 
-impl<G: Gather4> WindowDecoder for InLanes<G, false> {
+impl<G: Gather4, const LONG: bool> WindowDecoder for InLanes<G, LONG> {
     type Mix = ();
+    // `Self` when `LONG`.
     type Dense = InLanes<G, true>;
-    const HAS_DENSE: bool = true;
-
-    #[inline(always)]
-    unsafe fn decode<V: Vector, X: Compress, T: Copy>(
-        base: *const u8,
-        stops: u64,
-        long_ends: u64,
-        _mix: &mut (),
-        dst: *mut T,
-        convert: impl Fn(u64) -> T,
-    ) -> (usize, usize, bool) {
-        // SAFETY: forwarded from the caller.
-        unsafe { Self::decode_window::<V, X, T>(base, stops, long_ends, dst, convert) }
-    }
-}
-
-impl<G: Gather4> WindowDecoder for InLanes<G, true> {
-    type Mix = ();
-    type Dense = Self;
+    const HAS_DENSE: bool = !LONG;
 
     #[inline(always)]
     unsafe fn decode<V: Vector, X: Compress, T: Copy>(
