@@ -837,32 +837,43 @@ impl<G: Gather4, const LONG: bool> InLanes<G, LONG> {
     ) -> (usize, usize, bool) {
         let count = stops.count_ones() as usize;
         let consumed = 64 - stops.leading_zeros() as usize;
+        // Two steps an iteration for short varints (eight a window's first step has room for:
+        // `n` then a multiple of 8, below `count <= 64`), one with `LONG`: `u32-mixed`, about
+        // 21 varints a window, takes 3 iterations (2 to 4) where it took 6 (4 to 7), and the
+        // predictor misses the loop's end less. Fresh 10,000 values, AVX2: u32-mixed 0.667 ->
+        // 0.557 ns a value, realistic 0.634 -> 0.565; SSE2/SSSE3 -4% to -9%. (Four steps an
+        // iteration: u32-mixed SSE2 +10%; two with `LONG`: SSE2 `u64-mixed` +7%.)
+        let group = if LONG { 4 } else { 8 };
         let (mut rest, mut start, mut n) = (stops, 0usize, 0usize);
         while n < count {
-            let mut p = [base; 4];
-            for lane in &mut p {
-                // 64 and 65 only start lanes past the window's last varint, whose values are
-                // overwritten later; with `LONG` those read from 0 or 1, to keep 16 bytes
-                // readable.
-                let at = if LONG { start & 63 } else { start };
-                // SAFETY: `at <= 65` (64 + 1 once `rest` is empty; below 64 with `LONG`), and
-                // 64 + 16 bytes are readable at `base`, so 8 are at `base + at` (16 with `LONG`).
-                *lane = unsafe { base.add(at) };
-                start = rest.trailing_zeros() as usize + 1;
-                rest &= rest.wrapping_sub(1);
-            }
-            // SAFETY: as above; the caller guarantees the instruction set.
-            let values = unsafe {
-                if LONG {
-                    G::decode4_long(p)
-                } else {
-                    G::decode4(p)
+            for _ in 0..group / 4 {
+                let mut p = [base; 4];
+                for lane in &mut p {
+                    // 64 and 65 only start lanes past the window's last varint, whose values
+                    // are overwritten later; with `LONG` those read from 0 or 1, to keep 16
+                    // bytes readable.
+                    let at = if LONG { start & 63 } else { start };
+                    // SAFETY: `at <= 65` (64 + 1 once `rest` is empty; below 64 with `LONG`),
+                    // and 64 + 16 bytes are readable at `base`, so 8 are at `base + at` (16
+                    // with `LONG`).
+                    *lane = unsafe { base.add(at) };
+                    start = rest.trailing_zeros() as usize + 1;
+                    rest &= rest.wrapping_sub(1);
                 }
-            };
-            // SAFETY: `n < count <= 64` and `n` is a multiple of 4, so the four slots are among
-            // the 64 at `dst`.
-            unsafe { store_group(&values, dst.add(n), &convert) };
-            n += 4;
+                // SAFETY: as above; the caller guarantees the instruction set.
+                let values = unsafe {
+                    if LONG {
+                        G::decode4_long(p)
+                    } else {
+                        G::decode4(p)
+                    }
+                };
+                // SAFETY: `n` is below `count <= 64` at the iteration's start, a multiple of
+                // `group` (4 or 8, which divide 64), and at most `group - 4` more here, so the
+                // four slots are among the 64 at `dst`.
+                unsafe { store_group(&values, dst.add(n), &convert) };
+                n += 4;
+            }
         }
         if long_ends == 0 {
             return (count, consumed, false);
