@@ -98,13 +98,14 @@ pub(crate) trait WindowDecoder {
     /// `convert`; the slots after the values written, up to the 64th, may be overwritten too
     /// (vector decoders store whole registers without checking where the values end). `stops`
     /// are the window's terminator bits (non-zero), `long_ends` those of the varints longer than
-    /// 8 bytes; `mix` is the decoder's own, kept across the windows of one call. Returns the
+    /// 8 bytes; `mix` is the decoder's own, kept across the windows of one call; `V` is the
+    /// backend's block type, for any other bits of the window the decoder needs. Returns the
     /// values written, the bytes consumed (through the last terminator) and whether a varint
     /// overflowed (the values are then meaningless).
     ///
     /// # Safety
     /// `base` must be valid for reads of 64 + 16 bytes and `dst` for writes of 64 values; the
-    /// CPU must support the implementation's instruction set.
+    /// CPU must support the instruction sets of the implementation and of `V`.
     unsafe fn decode<V: Vector, X: Compress, T: Copy>(
         base: *const u8,
         stops: u64,

@@ -74,6 +74,22 @@ unsafe fn join_bytes(bytes: __m256i) -> __m256i {
     }
 }
 
+/// Each 64-bit lane of `x` cut after its first terminator (zero beyond; all 8 bytes of a
+/// longer varint).
+///
+/// # Safety
+/// AVX2.
+#[inline(always)]
+unsafe fn cut_lanes(x: __m256i) -> __m256i {
+    // SAFETY: only called from functions compiled with AVX2 enabled.
+    unsafe {
+        // The terminators' top bits; subtracting 1 per lane sets every bit up to the first.
+        let t = _mm256_andnot_si256(x, _mm256_set1_epi8(-128));
+        let keep = _mm256_xor_si256(t, _mm256_sub_epi64(t, _mm256_set1_epi64x(1)));
+        _mm256_and_si256(x, keep)
+    }
+}
+
 /// Four varints in the 64-bit lanes of one register, each loaded from its own start: each
 /// lane cut after its first terminator, then joined by [`join_bytes`].
 pub(crate) struct Avx2Lanes;
@@ -85,10 +101,7 @@ impl generic::Gather4 for Avx2Lanes {
         unsafe {
             let (low, high) = (sse2::load_pair(p[0], p[1]), sse2::load_pair(p[2], p[3]));
             let x = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(low), high);
-            // The terminators' top bits; subtracting 1 per lane sets every bit up to the first.
-            let t = _mm256_andnot_si256(x, _mm256_set1_epi8(-128));
-            let keep = _mm256_xor_si256(t, _mm256_sub_epi64(t, _mm256_set1_epi64x(1)));
-            core::mem::transmute::<__m256i, [u64; 4]>(join_bytes(_mm256_and_si256(x, keep)))
+            core::mem::transmute::<__m256i, [u64; 4]>(join_bytes(cut_lanes(x)))
         }
     }
 
@@ -98,12 +111,9 @@ impl generic::Gather4 for Avx2Lanes {
         unsafe {
             let ((first01, next01), (first23, next23)) =
                 (sse2::load_pair16(p[0], p[1]), sse2::load_pair16(p[2], p[3]));
-            let x = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(first01), first23);
-            let t = _mm256_andnot_si256(x, _mm256_set1_epi8(-128));
-            let keep = _mm256_xor_si256(t, _mm256_sub_epi64(t, _mm256_set1_epi64x(1)));
-            let cut = _mm256_and_si256(x, keep);
-            // The 9th and 10th bytes' bits, per 128-bit half (the halves' `cut` again, rather
-            // than the lanes' bits written out a second time for 256 bits).
+            let cut = cut_lanes(_mm256_inserti128_si256::<1>(_mm256_castsi128_si256(first01), first23));
+            // The 9th and 10th bytes' bits, by SSE2's helper on each 128-bit half (LLVM joins
+            // the halves' ops into 256-bit ones again).
             let high = _mm256_inserti128_si256::<1>(
                 _mm256_castsi128_si256(sse2::high_groups(_mm256_castsi256_si128(cut), next01)),
                 sse2::high_groups(_mm256_extracti128_si256::<1>(cut), next23),
