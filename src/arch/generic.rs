@@ -186,6 +186,19 @@ pub(crate) unsafe fn redo_long_varints<X: Compress, T>(
     overflow
 }
 
+/// Whether one of a window's varints over 8 bytes (terminator bits `long_ends`, of the window's
+/// `stops`) overflows: over 10 bytes (the 9th and 10th bytes before its terminator go on too),
+/// or 10 with a last byte above 1 (`above_one`: bit `i` set when byte `i` is above 1; only the
+/// terminators' bits are looked at). From the ends alone, without the carry runs that gave
+/// `long_ends`: a window-wide check that shared them had the compiler keep them live across
+/// the lane decoder's window loop, spilling them.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn long_varint_overflows(stops: u64, long_ends: u64, above_one: u64) -> bool {
+    let carry = !stops;
+    long_ends & carry << 9 & (carry << 10 | above_one) != 0
+}
+
 /// Decodes the varint of `len` bytes at `p`, whose terminator the caller has already found,
 /// without branching on the length. The flag is set for a varint that overflows (more than 10
 /// bytes, or a 10th byte above 1); its value is then meaningless.
@@ -816,23 +829,65 @@ pub(crate) trait Gather4 {
 /// takes its bytes 8 and 9 (16-byte loads, [`Gather4::decode4_long`]); without, they are redone
 /// after the window, a window's only one by itself, two or more four at a time in lanes, each
 /// value written back to its own slot. (All redone one by one, with a branch per long varint:
-/// AVX2 `u64-mixed` 1.62 ns/value at 10,000 values; the redo in lanes 1.42, `LONG` 1.29; a
-/// probe that skipped the redo, wrong values, took 0.75. The lanes' work in every window,
+/// AVX2 `u64-mixed` 1.62 ns/value at 10,000 values; the redo in lanes 1.42, with the `LONG`
+/// variant for dense payloads 1.18; a probe that skipped the redo, wrong values, took 0.75. The lanes' work in every window,
 /// chosen window by window by a branch, cost `u32-mixed` 4-6%: the compiler spilled the window
 /// loop's state for the second loop body.)
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) struct InLanes<G, const LONG: bool = false>(core::marker::PhantomData<G>);
 
 impl<G: Gather4, const LONG: bool> InLanes<G, LONG> {
-    /// The window's varints, four a step, then the long ones' fix-up and overflow check.
+    /// Re-decodes the varints over 8 bytes (terminator bits `long_ends`), four a step,
+    /// overwriting their outputs. A step with fewer than four left decodes the first again in
+    /// the spare lanes, which writes the same value to the same slot.
     ///
     /// # Safety
     /// As for [`WindowDecoder::decode`].
     #[inline(always)]
-    unsafe fn decode_window<V: Vector, X: Compress, T: Copy>(
+    unsafe fn redo_long<T: Copy>(
+        base: *const u8,
+        stops: u64,
+        mut long_ends: u64,
+        dst: *mut T,
+        convert: &impl Fn(u64) -> T,
+    ) {
+        while long_ends != 0 {
+            let first = long_ends.trailing_zeros();
+            let (mut p, mut slot) = ([base; 4], [0usize; 4]);
+            for (p, slot) in p.iter_mut().zip(&mut slot) {
+                let end = if long_ends != 0 { long_ends.trailing_zeros() } else { first };
+                // The terminators before this varint's: their count is its slot, and the last
+                // one ends the varint before it.
+                let before = stops & ((1u64 << end) - 1);
+                *slot = before.count_ones() as usize;
+                // SAFETY: a varint over 8 bytes starts at least 8 bytes before its end (`end <
+                // 64`), so before offset 56, and 64 + 16 bytes are readable at `base`.
+                *p = unsafe { base.add(64 - before.leading_zeros() as usize) };
+                long_ends &= long_ends.wrapping_sub(1);
+            }
+            // SAFETY: 16 readable bytes at each pointer (above); the caller guarantees the
+            // instruction set.
+            let values = unsafe { G::decode4_long(p) };
+            for (&slot, &value) in slot.iter().zip(&values) {
+                // SAFETY: `slot < 64`, the window's varints, which `dst` has room for.
+                unsafe { dst.add(slot).write(convert(value)) };
+            }
+        }
+    }
+}
+
+impl<G: Gather4, const LONG: bool> WindowDecoder for InLanes<G, LONG> {
+    type Mix = ();
+    // `Self` when `LONG`.
+    type Dense = InLanes<G, true>;
+    const HAS_DENSE: bool = !LONG;
+
+    #[inline(always)]
+    unsafe fn decode<V: Vector, X: Compress, T: Copy>(
         base: *const u8,
         stops: u64,
         long_ends: u64,
+        _mix: &mut (),
         dst: *mut T,
         convert: impl Fn(u64) -> T,
     ) -> (usize, usize, bool) {
@@ -892,73 +947,9 @@ impl<G: Gather4, const LONG: bool> InLanes<G, LONG> {
             // values at `dst`, the instruction sets).
             unsafe { Self::redo_long(base, stops, long_ends, dst, &convert) };
         }
-        // Overflow, from the long varints' ends alone: over 10 bytes (the 9th and 10th bytes
-        // before the terminator go on too), or 10 with a last byte above 1. (The AVX-512
-        // decoder's window-wide check shares its carry runs with `long_ends`, which the
-        // compiler then kept live across the window's loop, spilling them.)
-        let carry = !stops;
-        let ten_or_more = long_ends & carry << 9;
         // SAFETY: 64 readable bytes at `base`; the caller guarantees the instruction set.
         let [above_one] = unsafe { window_bits::<V, 1>(base, |v| [v.above_one_bits()]) };
-        (count, consumed, ten_or_more & (carry << 10 | above_one) != 0)
-    }
-
-    /// Re-decodes the varints over 8 bytes (terminator bits `long_ends`), four a step,
-    /// overwriting their outputs. A step with fewer than four left decodes the first again in
-    /// the spare lanes, which writes the same value to the same slot.
-    ///
-    /// # Safety
-    /// As for [`WindowDecoder::decode`].
-    #[inline(always)]
-    unsafe fn redo_long<T: Copy>(
-        base: *const u8,
-        stops: u64,
-        mut long_ends: u64,
-        dst: *mut T,
-        convert: &impl Fn(u64) -> T,
-    ) {
-        while long_ends != 0 {
-            let first = long_ends.trailing_zeros();
-            let (mut p, mut slot) = ([base; 4], [0usize; 4]);
-            for (p, slot) in p.iter_mut().zip(&mut slot) {
-                let end = if long_ends != 0 { long_ends.trailing_zeros() } else { first };
-                // The terminators before this varint's: their count is its slot, and the last
-                // one ends the varint before it.
-                let before = stops & ((1u64 << end) - 1);
-                *slot = before.count_ones() as usize;
-                // SAFETY: a varint over 8 bytes starts at least 8 bytes before its end (`end <
-                // 64`), so before offset 56, and 64 + 16 bytes are readable at `base`.
-                *p = unsafe { base.add(64 - before.leading_zeros() as usize) };
-                long_ends &= long_ends.wrapping_sub(1);
-            }
-            // SAFETY: 16 readable bytes at each pointer (above); the caller guarantees the
-            // instruction set.
-            let values = unsafe { G::decode4_long(p) };
-            for (&slot, &value) in slot.iter().zip(&values) {
-                // SAFETY: `slot < 64`, the window's varints, which `dst` has room for.
-                unsafe { dst.add(slot).write(convert(value)) };
-            }
-        }
-    }
-}
-
-impl<G: Gather4, const LONG: bool> WindowDecoder for InLanes<G, LONG> {
-    type Mix = ();
-    // `Self` when `LONG`.
-    type Dense = InLanes<G, true>;
-    const HAS_DENSE: bool = !LONG;
-
-    #[inline(always)]
-    unsafe fn decode<V: Vector, X: Compress, T: Copy>(
-        base: *const u8,
-        stops: u64,
-        long_ends: u64,
-        _mix: &mut (),
-        dst: *mut T,
-        convert: impl Fn(u64) -> T,
-    ) -> (usize, usize, bool) {
-        // SAFETY: forwarded from the caller.
-        unsafe { Self::decode_window::<V, X, T>(base, stops, long_ends, dst, convert) }
+        (count, consumed, long_varint_overflows(stops, long_ends, above_one))
     }
 }
 

@@ -146,20 +146,6 @@ unsafe fn pack_lanes(groups7: __m512i) -> __m512i {
     }
 }
 
-/// Whether a window whose terminator bits are `stops` holds a varint that overflows: eleven
-/// or more bytes (ten continuation bytes in a row), or ten bytes with a last byte above 1
-/// (`above_one`: bit `i` set when byte `i` is above 1).
-#[inline(always)]
-fn window_overflows(stops: u64, above_one: u64) -> bool {
-    let carry = !stops;
-    let carry2 = carry & carry >> 1;
-    let carry4 = carry2 & carry2 >> 2;
-    let carry8 = carry4 & carry4 >> 4;
-    // Bit i + 9: a terminator after nine continuation bytes from byte i.
-    let ten_byte_ends = (carry8 & carry >> 8) << 9 & stops;
-    carry8 & carry2 >> 8 != 0 || ten_byte_ends & above_one != 0
-}
-
 /// Byte `8k + 6` is 8 and byte `8k + 7` is 9: added to a lane's start offset, the offsets of
 /// its varint's 9th and 10th bytes, placed in the lane's top two bytes.
 static HIGH_BYTES_IN_LANE: Bytes64 = Bytes64(high_bytes_in_lane());
@@ -187,6 +173,7 @@ impl Vbmi2 {
     unsafe fn decode_lanes<T: Copy, const LONG: bool>(
         base: *const u8,
         stops: u64,
+        long_ends: u64,
         dst: *mut T,
         convert: impl Fn(u64) -> T,
     ) -> (usize, usize, bool) {
@@ -200,7 +187,11 @@ impl Vbmi2 {
         unsafe {
             let data = _mm512_loadu_si512(base as *const __m512i);
             if LONG {
-                overflow = window_overflows(stops, _mm512_cmpgt_epu8_mask(data, _mm512_set1_epi8(1)));
+                overflow = generic::long_varint_overflows(
+                    stops,
+                    long_ends,
+                    _mm512_cmpgt_epu8_mask(data, _mm512_set1_epi8(1)),
+                );
             }
             let starts = _mm512_maskz_compress_epi8(starts_mask, image(&IOTA));
             let payload_bits = _mm512_set1_epi8(0x7f);
@@ -295,11 +286,12 @@ impl generic::WindowDecoder for Vbmi2 {
         unsafe {
             if mix.0 > DENSE && long_ends != 0 {
                 mix.update(long_ends);
-                Self::decode_lanes::<T, true>(base, stops, dst, convert)
+                Self::decode_lanes::<T, true>(base, stops, long_ends, dst, convert)
             } else {
                 // As if no varint were long, then the long ones (if any: a branch after the
                 // loop, which a misprediction does not undo) one by one.
-                let (count, consumed, _) = Self::decode_lanes::<T, false>(base, stops, dst, &convert);
+                let (count, consumed, _) =
+                    Self::decode_lanes::<T, false>(base, stops, long_ends, dst, &convert);
                 let overflow = long_ends != 0 && {
                     mix.update(long_ends);
                     generic::redo_long_varints::<X, T>(base, stops, long_ends, dst, &convert)
