@@ -4,7 +4,7 @@ into the README's per-kernel tables: one table per (benchmark, n), a row per con
 per distribution, each cell `ns/unit (speed vs baseline)`.
 
 Usage: benches/tools/wall-tables.py FULL.md BENCHMARK N [BENCHMARK N ...]
-  e.g. benches/tools/wall-tables.py benches/results/wall.md decode_u64_fresh 10000 skip_varints 1000000
+  e.g. benches/tools/wall-tables.py benches/results/wall-zen4.md decode_u64_fresh 10000 skip_varints 1000000
 Python 3 standard library only.
 """
 import sys
