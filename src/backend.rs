@@ -40,9 +40,9 @@ pub enum Backend {
     Scalar,
     /// x86-64 SSE2 (every x86-64 CPU): 16-byte blocks.
     Sse2,
-    /// x86-64 SSSE3: the SSE2 blocks, varints decoded four at a time by table-driven `PSHUFB`.
+    /// x86-64 SSSE3: the SSE2 blocks and lanes, joined with `PMADDUBSW`; a `PSHUFB` encoder.
     Ssse3,
-    /// x86-64 AVX2 with BMI1/BMI2/LZCNT/POPCNT: 32-byte blocks, PEXT.
+    /// x86-64 AVX2 with BMI1/BMI2/LZCNT/POPCNT: 32-byte blocks, the lane decoder.
     Avx2,
     /// x86-64 AVX-512 F/BW/VL/CD/VBMI/VBMI2 on top of `Avx2`: 64-byte blocks, short varints
     /// eight at a time; encoding eight values a step.
@@ -82,7 +82,7 @@ impl Backend {
             #[cfg(target_arch = "x86_64")]
             Backend::Ssse3 if x86_features() & SSSE3 != 0 => Some(&arch::x86_64::ssse3::FNS),
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 if x86_features() & AVX2 != 0 => Some(&arch::x86_64::avx2::FNS),
+            Backend::Avx2 if x86_features() & AVX2 != 0 => Some(arch::x86_64::avx2::fns()),
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512 if x86_features() & AVX512 != 0 => Some(&arch::x86_64::avx512::FNS),
             #[cfg(target_arch = "aarch64")]

@@ -23,22 +23,55 @@ pub(crate) fn prefetch(ptr: *const u8) {
 /// against 8.1 without it after long ones (the L2 streamer then fetches every line of the
 /// bodies), while on Zen 4 it was as fast as without and kept 50..=300-byte messages at 3.4 ns
 /// against 5.2 for the Intel-safe choice. Other vendors, not measured, get the Intel-safe one.
-/// CPUID's vendor, asked once.
 #[inline]
 pub(crate) fn far_prefetch_is_harmless() -> bool {
+    vendor_facts() & AMD != 0
+}
+
+/// Whether PEXT and PDEP take a few cycles, as on Intel and on AMD from Zen 3 (family 0x19), not
+/// hundreds: Zen 1 and Zen 2 (family 0x17), Hygon's Zen 1 derivative (0x18) and the BMI2 CPUs
+/// of AMD's earlier families run them in microcode, in time that grows with the mask's set
+/// bits (about 300 cycles is the figure given for Zen 2).
+#[inline]
+pub(crate) fn pext_is_fast() -> bool {
+    vendor_facts() & SLOW_PEXT == 0
+}
+
+/// [`vendor_facts`] bits.
+const AMD: u8 = 1;
+const SLOW_PEXT: u8 = 2;
+const UNKNOWN: u8 = 0x80;
+
+/// What the CPUID vendor and family say that feature bits do not, asked once: [`AMD`] for
+/// "AuthenticAMD", [`SLOW_PEXT`] for AMD and Hygon ("HygonGenuine") before family 0x19.
+#[inline]
+fn vendor_facts() -> u8 {
     use core::sync::atomic::{AtomicU8, Ordering};
-    const UNKNOWN: u8 = 2;
-    static AMD: AtomicU8 = AtomicU8::new(UNKNOWN);
-    match AMD.load(Ordering::Relaxed) {
+    static FACTS: AtomicU8 = AtomicU8::new(UNKNOWN);
+    match FACTS.load(Ordering::Relaxed) {
         UNKNOWN => {
-            let leaf0 = __cpuid(0);
-            // "AuthenticAMD", in EBX, EDX, ECX order.
-            let amd = [leaf0.ebx, leaf0.edx, leaf0.ecx] == [0x6874_7541, 0x6974_6e65, 0x444d_4163];
-            AMD.store(amd as u8, Ordering::Relaxed);
-            amd
+            let facts = ask_vendor();
+            FACTS.store(facts, Ordering::Relaxed);
+            facts
         }
-        amd => amd == 1,
+        facts => facts,
     }
+}
+
+#[cold]
+fn ask_vendor() -> u8 {
+    let leaf0 = __cpuid(0);
+    // The vendor string in EBX, EDX, ECX order.
+    let vendor = [leaf0.ebx, leaf0.edx, leaf0.ecx];
+    let amd = vendor == [0x6874_7541, 0x6974_6e65, 0x444d_4163]; // "AuthenticAMD"
+    let hygon = vendor == [0x6f67_7948, 0x6e65_476e, 0x656e_6975]; // "HygonGenuine"
+    let eax = __cpuid(1).eax;
+    // The displayed family: the base family, plus the extended family when the base is 0xf.
+    let base = eax >> 8 & 0xf;
+    let family = if base == 0xf { base + (eax >> 20 & 0xff) } else { base };
+    let slow_pext = (amd || hygon) && family < 0x19;
+    let amd_bit = if amd { AMD } else { 0 };
+    amd_bit | if slow_pext { SLOW_PEXT } else { 0 }
 }
 
 /// What the CPU and the OS together allow.
@@ -97,5 +130,21 @@ mod tests {
         assert_eq!(super::far_prefetch_is_harmless(), vendor == "AuthenticAMD", "{vendor}");
         // Cached: the same answer again.
         assert_eq!(super::far_prefetch_is_harmless(), vendor == "AuthenticAMD");
+    }
+
+    /// PEXT is slow on AMD and Hygon CPUs before family 0x19 (Zen 3), by the kernel's
+    /// "cpu family" (decimal: 23 is 0x17, 25 is 0x19).
+    #[test]
+    fn pext_speed_follows_the_family() {
+        fn field<'a>(info: &'a str, name: &str) -> &'a str {
+            info.lines()
+                .find_map(|l| l.strip_prefix(name).map(|v| v.trim_start_matches([' ', '\t', ':'])))
+                .expect(name)
+        }
+        let info = std::fs::read_to_string("/proc/cpuinfo").expect("/proc/cpuinfo");
+        let (vendor, family) =
+            (field(&info, "vendor_id"), field(&info, "cpu family").parse::<u32>().expect("cpu family"));
+        let slow = (vendor == "AuthenticAMD" || vendor == "HygonGenuine") && family < 0x19;
+        assert_eq!(super::pext_is_fast(), !slow, "{vendor} family {family}");
     }
 }
