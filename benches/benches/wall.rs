@@ -94,15 +94,16 @@ fn last(out: &[u64], c: usize) -> u64 {
     c as u64 ^ out[c.saturating_sub(1)]
 }
 
-fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
-    let values = data::values(dist, n);
-    data::check_distribution(dist, &values);
-    let payload = Rc::new(data::packed(&values));
-    let prefixed = Rc::new(data::length_prefixed(&payload));
-    let e = Some(hash_values(values.iter().copied()));
-    let mut cs = Vec::new();
-
-    for k in pbwire_backends() {
+/// A `decode_u64` row for each pbwire kernel whose name `keep` accepts, each with its own
+/// output of `n` values.
+fn kernel_rows(
+    cs: &mut Vec<Contender>,
+    payload: &Rc<Vec<u8>>,
+    n: usize,
+    e: Option<u64>,
+    keep: impl Fn(&str) -> bool,
+) {
+    for k in pbwire_backends().into_iter().filter(|k| keep(&k.name())) {
         let (p, mut out) = (payload.clone(), vec![0u64; n]);
         cs.push(contender(k.name(), e, move |verify| {
             let c = k.decode_u64(&p, &mut out).unwrap();
@@ -113,6 +114,47 @@ fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
             }
         }));
     }
+}
+
+/// prost's packed decode (the baseline) of the length-prefixed payload, into a reused `Vec`.
+fn prost_packed_row(cs: &mut Vec<Contender>, prefixed: &Rc<Vec<u8>>, e: Option<u64>) {
+    let (p, mut vec) = (prefixed.clone(), Vec::<u64>::new());
+    cs.push(contender(PROST_PACKED, e, move |verify| {
+        vec.clear();
+        let mut buf: &[u8] = &p;
+        prost::encoding::uint64::merge_repeated(
+            PW::LengthDelimited,
+            &mut vec,
+            &mut buf,
+            DecodeContext::default(),
+        )
+        .unwrap();
+        if verify {
+            hash_values(vec.iter().copied())
+        } else {
+            last(&vec, vec.len())
+        }
+    }));
+}
+
+/// A plain fill of `n` `u64`s: the store reference.
+fn fill_row(cs: &mut Vec<Contender>, n: usize) {
+    let mut out = vec![0u64; n];
+    cs.push(contender("out.fill (store reference)", None, move |_| {
+        out.fill(black_box(7));
+        last(&out, n)
+    }));
+}
+
+fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
+    let values = data::values(dist, n);
+    data::check_distribution(dist, &values);
+    let payload = Rc::new(data::packed(&values));
+    let prefixed = Rc::new(data::length_prefixed(&payload));
+    let e = Some(hash_values(values.iter().copied()));
+    let mut cs = Vec::new();
+
+    kernel_rows(&mut cs, &payload, n, e, |_| true);
     let (p, mut out) = (payload.clone(), vec![0u64; n]);
     cs.push(contender("pbwire varint::decode_u64 loop", e, move |verify| {
         let mut pos = 0;
@@ -149,23 +191,7 @@ fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
             last(&vec, c)
         }
     }));
-    let (p, mut vec) = (prefixed.clone(), Vec::<u64>::new());
-    cs.push(contender(PROST_PACKED, e, move |verify| {
-        vec.clear();
-        let mut buf: &[u8] = &p;
-        prost::encoding::uint64::merge_repeated(
-            PW::LengthDelimited,
-            &mut vec,
-            &mut buf,
-            DecodeContext::default(),
-        )
-        .unwrap();
-        if verify {
-            hash_values(vec.iter().copied())
-        } else {
-            last(&vec, vec.len())
-        }
-    }));
+    prost_packed_row(&mut cs, &prefixed, e);
     let (p, mut out) = (payload.clone(), vec![0u64; n]);
     cs.push(contender("prost decode_varint loop", e, move |verify| {
         let mut buf: &[u8] = &p;
@@ -227,11 +253,7 @@ fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
             last(&out, n)
         }
     }));
-    let mut out = vec![0u64; n];
-    cs.push(contender("out.fill (store reference)", None, move |_| {
-        out.fill(black_box(7));
-        last(&out, n)
-    }));
+    fill_row(&mut cs, n);
     Bench::per_value("decode_u64", dist, n, payload.len(), PROST_PACKED, cs)
 }
 
@@ -248,41 +270,9 @@ fn decode_u64_dram_bench(dist: Dist, n: usize) -> Bench {
     let e = Some(hash_values(values.iter().copied()));
     drop(values);
     let mut cs = Vec::new();
-    for k in
-        pbwire_backends().into_iter().filter(|k| k.name().contains("dispatch") || k.name().contains("avx"))
-    {
-        let (p, mut out) = (payload.clone(), vec![0u64; n]);
-        cs.push(contender(k.name(), e, move |verify| {
-            let c = k.decode_u64(&p, &mut out).unwrap();
-            if verify {
-                hash_values(out[..c].iter().copied())
-            } else {
-                last(&out, c)
-            }
-        }));
-    }
-    let (p, mut vec) = (prefixed.clone(), Vec::<u64>::new());
-    cs.push(contender(PROST_PACKED, e, move |verify| {
-        vec.clear();
-        let mut buf: &[u8] = &p;
-        prost::encoding::uint64::merge_repeated(
-            PW::LengthDelimited,
-            &mut vec,
-            &mut buf,
-            DecodeContext::default(),
-        )
-        .unwrap();
-        if verify {
-            hash_values(vec.iter().copied())
-        } else {
-            last(&vec, vec.len())
-        }
-    }));
-    let mut out = vec![0u64; n];
-    cs.push(contender("out.fill (store reference)", None, move |_| {
-        out.fill(black_box(7));
-        last(&out, n)
-    }));
+    kernel_rows(&mut cs, &payload, n, e, |name| name.contains("dispatch") || name.contains("avx"));
+    prost_packed_row(&mut cs, &prefixed, e);
+    fill_row(&mut cs, n);
     Bench::per_value("decode_u64_dram", dist, n, payload.len(), PROST_PACKED, cs)
 }
 
