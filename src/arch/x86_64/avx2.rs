@@ -1,6 +1,7 @@
 //! AVX2 with BMI2: 32-byte blocks; four varints a step in the 64-bit lanes of one register
 //! (each loaded from its start, cut after its terminator, joined with multiply-adds); PEXT
-//! compression for the long ones.
+//! compression for a window's only long varint, or shifts and masks in a second table for the
+//! CPUs whose PEXT is microcode ([`slow_pext`]).
 
 use crate::arch::generic;
 use crate::arch::x86_64::sse2;
