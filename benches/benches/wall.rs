@@ -116,23 +116,25 @@ fn kernel_rows(
     }
 }
 
-/// prost's packed decode (the baseline) of the length-prefixed payload, into a reused `Vec`.
-fn prost_packed_row(cs: &mut Vec<Contender>, prefixed: &Rc<Vec<u8>>, e: Option<u64>) {
-    let (p, mut vec) = (prefixed.clone(), Vec::<u64>::new());
+/// prost's packed decode (the baseline) of the length-prefixed payload with `merge` (its
+/// `merge_repeated` of the element type), into a reused `Vec`; `wire` gives an element's value
+/// as the checksum takes it.
+fn prost_packed_row<T: Copy + 'static>(
+    cs: &mut Vec<Contender>,
+    prefixed: &Rc<Vec<u8>>,
+    e: Option<u64>,
+    merge: impl Fn(PW, &mut Vec<T>, &mut &[u8], DecodeContext) -> Result<(), prost::DecodeError> + 'static,
+    wire: fn(T) -> u64,
+) {
+    let (p, mut vec) = (prefixed.clone(), Vec::<T>::new());
     cs.push(contender(PROST_PACKED, e, move |verify| {
         vec.clear();
         let mut buf: &[u8] = &p;
-        prost::encoding::uint64::merge_repeated(
-            PW::LengthDelimited,
-            &mut vec,
-            &mut buf,
-            DecodeContext::default(),
-        )
-        .unwrap();
+        merge(PW::LengthDelimited, &mut vec, &mut buf, DecodeContext::default()).unwrap();
         if verify {
-            hash_values(vec.iter().copied())
+            hash_values(vec.iter().map(|&v| wire(v)))
         } else {
-            last(&vec, vec.len())
+            vec.len() as u64 ^ wire(vec[vec.len() - 1])
         }
     }));
 }
@@ -191,7 +193,13 @@ fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
             last(&vec, c)
         }
     }));
-    prost_packed_row(&mut cs, &prefixed, e);
+    prost_packed_row(
+        &mut cs,
+        &prefixed,
+        e,
+        |w, v, b, c| prost::encoding::uint64::merge_repeated(w, v, b, c),
+        |v| v,
+    );
     let (p, mut out) = (payload.clone(), vec![0u64; n]);
     cs.push(contender("prost decode_varint loop", e, move |verify| {
         let mut buf: &[u8] = &p;
@@ -271,7 +279,13 @@ fn decode_u64_dram_bench(dist: Dist, n: usize) -> Bench {
     drop(values);
     let mut cs = Vec::new();
     kernel_rows(&mut cs, &payload, n, e, |name| name.contains("dispatch") || name.contains("avx"));
-    prost_packed_row(&mut cs, &prefixed, e);
+    prost_packed_row(
+        &mut cs,
+        &prefixed,
+        e,
+        |w, v, b, c| prost::encoding::uint64::merge_repeated(w, v, b, c),
+        |v| v,
+    );
     fill_row(&mut cs, n);
     Bench::per_value("decode_u64_dram", dist, n, payload.len(), PROST_PACKED, cs)
 }
@@ -475,23 +489,13 @@ fn decode_narrow_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
                     }
                 }));
             }
-            let (p, mut vec) = (prefixed.clone(), Vec::<u32>::new());
-            cs.push(contender(PROST_PACKED, e, move |verify| {
-                vec.clear();
-                let mut buf: &[u8] = &p;
-                prost::encoding::uint32::merge_repeated(
-                    PW::LengthDelimited,
-                    &mut vec,
-                    &mut buf,
-                    DecodeContext::default(),
-                )
-                .unwrap();
-                if verify {
-                    h32(&vec)
-                } else {
-                    vec.len() as u64 ^ vec[n - 1] as u64
-                }
-            }));
+            prost_packed_row(
+                &mut cs,
+                &prefixed,
+                e,
+                |w, v, b, c| prost::encoding::uint32::merge_repeated(w, v, b, c),
+                |v| v as u64,
+            );
             let p = prefixed.clone();
             cs.push(contender("quick-protobuf read_packed (new Vec)", e, move |verify| {
                 let mut r = BytesReader::from_bytes(&p);
@@ -526,23 +530,13 @@ fn decode_narrow_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
                     }
                 }));
             }
-            let (p, mut vec) = (prefixed.clone(), Vec::<i32>::new());
-            cs.push(contender(PROST_PACKED, e, move |verify| {
-                vec.clear();
-                let mut buf: &[u8] = &p;
-                prost::encoding::int32::merge_repeated(
-                    PW::LengthDelimited,
-                    &mut vec,
-                    &mut buf,
-                    DecodeContext::default(),
-                )
-                .unwrap();
-                if verify {
-                    hi32(&vec)
-                } else {
-                    vec.len() as u64 ^ vec[n - 1] as u64
-                }
-            }));
+            prost_packed_row(
+                &mut cs,
+                &prefixed,
+                e,
+                |w, v, b, c| prost::encoding::int32::merge_repeated(w, v, b, c),
+                |v| v as u32 as u64,
+            );
             let p = prefixed.clone();
             cs.push(contender("quick-protobuf read_packed (new Vec)", e, move |verify| {
                 let mut r = BytesReader::from_bytes(&p);
