@@ -148,11 +148,17 @@ fn fill_row(cs: &mut Vec<Contender>, n: usize) {
     }));
 }
 
-fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
+/// `n` values of `dist` (checked against the distribution), packed bare and length-prefixed.
+fn packed_data(dist: Dist, n: usize) -> (Vec<u64>, Rc<Vec<u8>>, Rc<Vec<u8>>) {
     let values = data::values(dist, n);
     data::check_distribution(dist, &values);
     let payload = Rc::new(data::packed(&values));
     let prefixed = Rc::new(data::length_prefixed(&payload));
+    (values, payload, prefixed)
+}
+
+fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
+    let (values, payload, prefixed) = packed_data(dist, n);
     let e = Some(hash_values(values.iter().copied()));
     let mut cs = Vec::new();
 
@@ -271,10 +277,7 @@ fn decode_u64_bench(dist: Dist, n: usize) -> Bench {
 /// runs at L3 speed); the "within 1.5x of a plain fill" is about the memory-bound case.
 /// Only the dispatched and AVX2/AVX-512 kernels, beside prost and the fill.
 fn decode_u64_dram_bench(dist: Dist, n: usize) -> Bench {
-    let values = data::values(dist, n);
-    data::check_distribution(dist, &values);
-    let payload = Rc::new(data::packed(&values));
-    let prefixed = Rc::new(data::length_prefixed(&payload));
+    let (values, payload, prefixed) = packed_data(dist, n);
     let e = Some(hash_values(values.iter().copied()));
     drop(values);
     let mut cs = Vec::new();
@@ -468,10 +471,7 @@ fn decode_narrow_fresh_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
 }
 
 fn decode_narrow_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
-    let values = data::values(dist, n);
-    data::check_distribution(dist, &values);
-    let payload = Rc::new(data::packed(&values));
-    let prefixed = Rc::new(data::length_prefixed(&payload));
+    let (values, payload, prefixed) = packed_data(dist, n);
     let e = Some(hash_values(values.iter().map(|&v| v as u32 as u64)));
     let h32 = |s: &[u32]| hash_values(s.iter().map(|&v| v as u64));
     let hi32 = |s: &[i32]| hash_values(s.iter().map(|&v| v as u32 as u64));
