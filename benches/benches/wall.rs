@@ -296,13 +296,14 @@ fn decode_u64_dram_bench(dist: Dist, n: usize) -> Bench {
 
 /// Copies of the data in the `_fresh` benches: each call decodes (or encodes) the next, so that
 /// the branch predictor cannot learn the varint lengths across calls (real data is not decoded
-/// over and over). 16 copies were too few: Zen 4's predictor learned 16 payloads of 10,000
-/// values (AVX2 `u64-mixed` 1.30 ns/value with 16, 1.62 with 48, 1.64 with 128, 1.66 with 256;
-/// AVX-512 0.90 / 0.95 / 0.97 / 1.03; prost 9.7-9.8 throughout). The payloads (up to 3.5 MB)
-/// no longer fit in L2; the output does, and input residency costs little on its own (a
-/// 1,000,000-value payload decoded in 10,000-value pieces: AVX2 1.67 ns/value with 100
-/// different pieces, 1.26 with the same 16 repeated over the same 5.5 MB).
-const FRESH_COPIES: usize = 64;
+/// over and over). Zen 4's predictor learned 16 payloads of 10,000 values (AVX2 `u64-mixed`
+/// 1.30 ns/value with 16, 1.62 with 48), and 64 of `realistic` data too: a probe rotating 64
+/// payloads, or the same 64 each stored four times over, took AVX2 0.49-0.50 ns/value and
+/// AVX-512 0.35, 256 different ones 0.60 and 0.39-0.40; the AVX-512 encoder on `realistic`
+/// arrays 0.38, 0.48-0.52 and 0.76-0.79 (so the footprint also costs it); prost's loops within
+/// 1% with 64 or 256 (its branches are per value, too many to learn). With 256 the inputs
+/// (4-20 MB a contender) come from L3, as fresh data does.
+const FRESH_COPIES: usize = 256;
 
 /// Values in the `decode_u64_dram` benches: 128 MB of `u64` output, four times this machine's
 /// L3 (32 MB).
