@@ -14,7 +14,7 @@ const USAGE: &str = "\
 usage: pbwire                          a short tour: inspect a sample message, quick bench
        pbwire inspect [OPTIONS] [FILE|-]
        pbwire cpu                      CPU features and the backend of each kernel
-       pbwire bench [--time-ms N] [--values N]
+       pbwire bench [--time-ms N] [--values N] [--payloads N]
        pbwire help
 
 inspect decodes a message without its schema and prints what `protoc --decode_raw` prints
@@ -70,6 +70,9 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cmd, String> {
                     }
                     Some("--values") => {
                         cfg.values = parse_num("--values", args.next())?.clamp(1, 1 << 28) as usize;
+                    }
+                    Some("--payloads") => {
+                        cfg.payloads = Some(parse_num("--payloads", args.next())?.clamp(1, 1 << 20) as usize);
                     }
                     _ => return Err(format!("bench: unexpected argument {}", a.to_string_lossy())),
                 }
@@ -169,7 +172,7 @@ fn tour() -> ExitCode {
     }
     println!("\n$ pbwire bench --time-ms 12           # quick; `pbwire bench` measures longer");
     let _ = io::stdout().flush();
-    let code = run_bench(&bench::Config { values: 20_000, time: Duration::from_millis(12) });
+    let code = run_bench(&bench::Config { values: 20_000, time: Duration::from_millis(12), payloads: None });
     println!("\nMore: pbwire help");
     code
 }
@@ -227,6 +230,10 @@ mod tests {
         assert_eq!(args(&["nope"]).err().unwrap(), "unknown command nope");
         assert!(matches!(args(&[]), Ok(Cmd::Tour)));
         let Ok(Cmd::Bench(c)) = args(&["bench", "--time-ms=5", "--values", "0"]) else { panic!() };
-        assert_eq!((c.time, c.values), (Duration::from_millis(5), 1));
+        assert_eq!((c.time, c.values, c.payloads), (Duration::from_millis(5), 1, None));
+        let Ok(Cmd::Bench(c)) = args(&["bench", "--payloads", "0"]) else { panic!() };
+        assert_eq!((c.payloads, c.payload_count()), (Some(1), 1));
+        let Ok(Cmd::Bench(c)) = args(&["bench", "--values", "100000"]) else { panic!() };
+        assert_eq!(c.payload_count(), 26);
     }
 }
