@@ -24,7 +24,7 @@ use integer_encoding::VarInt;
 use pbwire::fields::fields;
 use pbwire::wire;
 use pbwire_bench::data::{self, hash_bytes, hash_values, Dist, Narrow};
-use pbwire_bench::kernels::pbwire_backends;
+use pbwire_bench::kernels::{pbwire_backends, PbKernels};
 use pbwire_bench::msgs::{self, TradeOrderRef};
 use prost::encoding::{DecodeContext, WireType as PW};
 use prost::Message as _;
@@ -472,95 +472,86 @@ fn decode_narrow_fresh_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
     )
 }
 
+/// The rows of a 32-bit packed decode that differ by element type: pbwire's backends (`decode`),
+/// prost's `merge_repeated` (`merge`), quick-protobuf's `read_packed` (`quick`) and rust-protobuf's
+/// `read_repeated_packed_*_into` (`protobuf`); `wire` gives an element's value as the checksum
+/// takes it.
+#[allow(clippy::too_many_arguments)]
+fn narrow_rows<T: Copy + Default + 'static>(
+    cs: &mut Vec<Contender>,
+    (payload, prefixed): (&Rc<Vec<u8>>, &Rc<Vec<u8>>),
+    n: usize,
+    e: Option<u64>,
+    decode: fn(&dyn PbKernels, &[u8], &mut [T]) -> pbwire::Result<usize>,
+    merge: impl Fn(PW, &mut Vec<T>, &mut &[u8], DecodeContext) -> Result<(), prost::DecodeError> + 'static,
+    quick: fn(&mut BytesReader, &[u8]) -> quick_protobuf::Result<T>,
+    protobuf: fn(&mut protobuf::CodedInputStream, &mut Vec<T>) -> protobuf::Result<()>,
+    wire: fn(T) -> u64,
+) {
+    let hash = move |s: &[T]| hash_values(s.iter().map(|&v| wire(v)));
+    for k in pbwire_backends() {
+        let (p, mut out) = (payload.clone(), vec![T::default(); n]);
+        cs.push(contender(k.name(), e, move |verify| {
+            let c = decode(&*k, &p, &mut out).unwrap();
+            if verify {
+                hash(&out[..c])
+            } else {
+                c as u64 ^ wire(out[c - 1])
+            }
+        }));
+    }
+    prost_packed_row(cs, prefixed, e, merge, wire);
+    let p = prefixed.clone();
+    cs.push(contender("quick-protobuf read_packed (new Vec)", e, move |verify| {
+        let mut r = BytesReader::from_bytes(&p);
+        let vec = r.read_packed(&p, quick).unwrap();
+        if verify {
+            hash(&vec)
+        } else {
+            vec.len() as u64 ^ wire(vec[n - 1])
+        }
+    }));
+    let (p, mut vec) = (prefixed.clone(), Vec::<T>::new());
+    cs.push(contender("protobuf read_repeated_packed (Vec)", e, move |verify| {
+        vec.clear();
+        let mut is = protobuf::CodedInputStream::from_bytes(&p);
+        protobuf(&mut is, &mut vec).unwrap();
+        if verify {
+            hash(&vec)
+        } else {
+            vec.len() as u64 ^ wire(vec[n - 1])
+        }
+    }));
+}
+
 fn decode_narrow_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
     let (values, payload, prefixed) = packed_data(dist, n);
     let e = Some(hash_values(values.iter().map(|&v| v as u32 as u64)));
     let h32 = |s: &[u32]| hash_values(s.iter().map(|&v| v as u64));
-    let hi32 = |s: &[i32]| hash_values(s.iter().map(|&v| v as u32 as u64));
     let mut cs = Vec::new();
     match narrow {
-        Narrow::Uint32 => {
-            for k in pbwire_backends() {
-                let (p, mut out) = (payload.clone(), vec![0u32; n]);
-                cs.push(contender(k.name(), e, move |verify| {
-                    let c = k.decode_u32(&p, &mut out).unwrap();
-                    if verify {
-                        h32(&out[..c])
-                    } else {
-                        c as u64 ^ out[c - 1] as u64
-                    }
-                }));
-            }
-            prost_packed_row(
-                &mut cs,
-                &prefixed,
-                e,
-                |w, v, b, c| prost::encoding::uint32::merge_repeated(w, v, b, c),
-                |v| v as u64,
-            );
-            let p = prefixed.clone();
-            cs.push(contender("quick-protobuf read_packed (new Vec)", e, move |verify| {
-                let mut r = BytesReader::from_bytes(&p);
-                let vec = r.read_packed(&p, |r, b| r.read_uint32(b)).unwrap();
-                if verify {
-                    h32(&vec)
-                } else {
-                    vec.len() as u64 ^ vec[n - 1] as u64
-                }
-            }));
-            let (p, mut vec) = (prefixed.clone(), Vec::<u32>::new());
-            cs.push(contender("protobuf read_repeated_packed (Vec)", e, move |verify| {
-                vec.clear();
-                let mut is = protobuf::CodedInputStream::from_bytes(&p);
-                is.read_repeated_packed_uint32_into(&mut vec).unwrap();
-                if verify {
-                    h32(&vec)
-                } else {
-                    vec.len() as u64 ^ vec[n - 1] as u64
-                }
-            }));
-        }
-        Narrow::Int32 => {
-            for k in pbwire_backends() {
-                let (p, mut out) = (payload.clone(), vec![0i32; n]);
-                cs.push(contender(k.name(), e, move |verify| {
-                    let c = k.decode_i32(&p, &mut out).unwrap();
-                    if verify {
-                        hi32(&out[..c])
-                    } else {
-                        c as u64 ^ out[c - 1] as u64
-                    }
-                }));
-            }
-            prost_packed_row(
-                &mut cs,
-                &prefixed,
-                e,
-                |w, v, b, c| prost::encoding::int32::merge_repeated(w, v, b, c),
-                |v| v as u32 as u64,
-            );
-            let p = prefixed.clone();
-            cs.push(contender("quick-protobuf read_packed (new Vec)", e, move |verify| {
-                let mut r = BytesReader::from_bytes(&p);
-                let vec = r.read_packed(&p, |r, b| r.read_int32(b)).unwrap();
-                if verify {
-                    hi32(&vec)
-                } else {
-                    vec.len() as u64 ^ vec[n - 1] as u64
-                }
-            }));
-            let (p, mut vec) = (prefixed.clone(), Vec::<i32>::new());
-            cs.push(contender("protobuf read_repeated_packed (Vec)", e, move |verify| {
-                vec.clear();
-                let mut is = protobuf::CodedInputStream::from_bytes(&p);
-                is.read_repeated_packed_int32_into(&mut vec).unwrap();
-                if verify {
-                    hi32(&vec)
-                } else {
-                    vec.len() as u64 ^ vec[n - 1] as u64
-                }
-            }));
-        }
+        Narrow::Uint32 => narrow_rows(
+            &mut cs,
+            (&payload, &prefixed),
+            n,
+            e,
+            |k, p, out| k.decode_u32(p, out),
+            |w, v, b, c| prost::encoding::uint32::merge_repeated(w, v, b, c),
+            |r, b| r.read_uint32(b),
+            |is, v| is.read_repeated_packed_uint32_into(v),
+            |v| v as u64,
+        ),
+        Narrow::Int32 => narrow_rows(
+            &mut cs,
+            (&payload, &prefixed),
+            n,
+            e,
+            |k, p, out| k.decode_i32(p, out),
+            |w, v, b, c| prost::encoding::int32::merge_repeated(w, v, b, c),
+            |r, b| r.read_int32(b),
+            |is, v| is.read_repeated_packed_int32_into(v),
+            |v| v as u32 as u64,
+        ),
     }
     let (p, mut out) = (payload.clone(), vec![0u32; n]);
     cs.push(contender("prost decode_varint loop", e, move |verify| {
