@@ -844,56 +844,48 @@ fn scan_bench(message: (Vec<u8>, usize), data: String) -> Bench {
     }
 }
 
+/// A pbwire row of the records bench: `decode` appends the message's records, borrowed, to a new
+/// `Vec` each call (prost allocates its own too).
+fn records_row(
+    cs: &mut Vec<Contender>,
+    name: &str,
+    msg: &Rc<Vec<u8>>,
+    e: Option<u64>,
+    decode: impl for<'a> Fn(&'a [u8], &mut Vec<msgs::RecordRef<'a>>) + 'static,
+) {
+    let m = msg.clone();
+    cs.push(contender(name, e, move |verify| {
+        let mut out = Vec::new();
+        decode(&m, &mut out);
+        if verify {
+            data::records_checksum(out.iter().map(|r| (r.a, r.b, r.c, r.x, r.y)))
+        } else {
+            out.len() as u64 ^ out[out.len() - 1].x as u64
+        }
+    }));
+}
+
 fn records_bench(n: usize) -> Bench {
     let records = data::records(n);
     let msg = Rc::new(data::records_message(&records));
     let e = Some(data::records_checksum(records.iter().map(|r| (&r.a[..], &r.b[..], &r.c[..], r.x, r.y))));
     let mut cs = Vec::new();
-    let m = msg.clone();
-    cs.push(contender("pbwire fields() zero-copy (&str, utf8::from_utf8)", e, move |verify| {
-        let mut out = Vec::new();
-        msgs::pbwire_records(&m, &mut out).unwrap();
-        if verify {
-            data::records_checksum(out.iter().map(|r| (r.a, r.b, r.c, r.x, r.y)))
-        } else {
-            out.len() as u64 ^ out[out.len() - 1].x as u64
-        }
-    }));
-    // Like the rows above, a new output Vec per call (prost allocates its own too).
-    let m = msg.clone();
-    cs.push(contender("pbwire Reader, generated-code shape (&str, utf8::from_utf8)", e, move |verify| {
-        let mut out = Vec::new();
-        msgs::reader_records(&m, &mut out, msgs::reader_record).unwrap();
-        if verify {
-            data::records_checksum(out.iter().map(|r| (r.a, r.b, r.c, r.x, r.y)))
-        } else {
-            out.len() as u64 ^ out[out.len() - 1].x as u64
-        }
-    }));
-    let m = msg.clone();
-    cs.push(contender("pbwire Reader, fields in declaration order (read_tag_if)", e, move |verify| {
-        let mut out = Vec::new();
-        msgs::reader_records(&m, &mut out, msgs::reader_record_in_order).unwrap();
-        if verify {
-            data::records_checksum(out.iter().map(|r| (r.a, r.b, r.c, r.x, r.y)))
-        } else {
-            out.len() as u64 ^ out[out.len() - 1].x as u64
-        }
-    }));
-    let m = msg.clone();
-    cs.push(contender(
+    records_row(&mut cs, "pbwire fields() zero-copy (&str, utf8::from_utf8)", &msg, e, |m, out| {
+        msgs::pbwire_records(m, out).unwrap()
+    });
+    records_row(&mut cs, "pbwire Reader, generated-code shape (&str, utf8::from_utf8)", &msg, e, |m, out| {
+        msgs::reader_records(m, out, msgs::reader_record).unwrap()
+    });
+    records_row(&mut cs, "pbwire Reader, fields in declaration order (read_tag_if)", &msg, e, |m, out| {
+        msgs::reader_records(m, out, msgs::reader_record_in_order).unwrap()
+    });
+    records_row(
+        &mut cs,
         "pbwire Reader, generated-code shape (&str, core::str::from_utf8)",
+        &msg,
         e,
-        move |verify| {
-            let mut out = Vec::new();
-            msgs::reader_records(&m, &mut out, msgs::reader_record_core_utf8).unwrap();
-            if verify {
-                data::records_checksum(out.iter().map(|r| (r.a, r.b, r.c, r.x, r.y)))
-            } else {
-                out.len() as u64 ^ out[out.len() - 1].x as u64
-            }
-        },
-    ));
+        |m, out| msgs::reader_records(m, out, msgs::reader_record_core_utf8).unwrap(),
+    );
     let m = msg.clone();
     cs.push(contender("prost derive decode (owned)", e, move |verify| {
         let d = msgs::ProstRecords::decode(&m[..]).unwrap();
