@@ -482,10 +482,10 @@ fn narrow_rows<T: Copy + Default + 'static>(
     (payload, prefixed): (&Rc<Vec<u8>>, &Rc<Vec<u8>>),
     n: usize,
     e: Option<u64>,
-    decode: fn(&dyn PbKernels, &[u8], &mut [T]) -> pbwire::Result<usize>,
+    decode: impl Fn(&dyn PbKernels, &[u8], &mut [T]) -> pbwire::Result<usize> + Copy + 'static,
     merge: impl Fn(PW, &mut Vec<T>, &mut &[u8], DecodeContext) -> Result<(), prost::DecodeError> + 'static,
-    quick: fn(&mut BytesReader, &[u8]) -> quick_protobuf::Result<T>,
-    protobuf: fn(&mut protobuf::CodedInputStream, &mut Vec<T>) -> protobuf::Result<()>,
+    quick: impl FnMut(&mut BytesReader, &[u8]) -> quick_protobuf::Result<T> + Copy + 'static,
+    protobuf: impl Fn(&mut protobuf::CodedInputStream, &mut Vec<T>) -> protobuf::Result<()> + 'static,
     wire: fn(T) -> u64,
 ) {
     let hash = move |s: &[T]| hash_values(s.iter().map(|&v| wire(v)));
