@@ -197,6 +197,17 @@ impl Kernel {
         self.backend
     }
 
+    /// For the fuzz targets only (built with `--cfg fuzzing`, as `cargo fuzz` does): the AVX2
+    /// backend's table for CPUs with a slow PEXT (shifts and masks instead), which a CPU with a
+    /// fast one never chooses; `None` without AVX2. Not part of the API.
+    #[cfg(all(fuzzing, target_arch = "x86_64"))]
+    #[doc(hidden)]
+    pub fn avx2_slow_pext() -> Option<Kernel> {
+        Backend::Avx2
+            .is_available()
+            .then_some(Kernel { backend: Backend::Avx2, fns: &arch::x86_64::avx2::slow_pext::FNS })
+    }
+
     /// [`crate::utf8::from_utf8`] with this backend's check past the short ASCII one (with the
     /// `simdutf8` feature, simdutf8's on AVX2, AVX-512 and NEON; core's otherwise): the same
     /// result on every backend.
