@@ -11,6 +11,20 @@
 
 pub use libfuzzer_sys::arbitrary::Unstructured;
 
+/// Every kernel the targets check, with a name for messages: one per backend this CPU runs
+/// (`backend::available()`), and on x86-64 with AVX2 the AVX2 table for CPUs with a slow PEXT
+/// (`Kernel::avx2_slow_pext`, there only under `cargo fuzz`'s `--cfg fuzzing`), which this CPU
+/// may not choose.
+pub fn kernels() -> Vec<(String, pbwire::backend::Kernel)> {
+    use pbwire::backend::{self, Kernel};
+    #[allow(unused_mut)]
+    let mut all: Vec<(String, Kernel)> =
+        backend::available().map(|b| (b.name().to_string(), Kernel::new(b).expect("available"))).collect();
+    #[cfg(all(fuzzing, target_arch = "x86_64"))]
+    all.extend(Kernel::avx2_slow_pext().map(|k| ("avx2 (slow-PEXT table)".to_string(), k)));
+    all
+}
+
 /// `bytes` in a heap allocation of exactly `bytes.len()` bytes.
 pub fn exact_copy(bytes: &[u8]) -> Box<[u8]> {
     let mut v = Vec::with_capacity(bytes.len());
