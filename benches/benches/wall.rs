@@ -298,8 +298,8 @@ fn decode_u64_dram_bench(dist: Dist, n: usize) -> Bench {
 /// the branch predictor cannot learn the varint lengths across calls (real data is not decoded
 /// over and over). Zen 4's predictor learned 16 payloads of 10,000 values (AVX2 `u64-mixed`
 /// 1.30 ns/value with 16, 1.62 with 48), and 64 of `realistic` data too: a probe rotating 64
-/// payloads, or the same 64 each stored four times over, took AVX2 0.49-0.50 ns/value and
-/// AVX-512 0.35, 256 different ones 0.60 and 0.39-0.40; the AVX-512 encoder on `realistic`
+/// payloads, or the same 64 each stored four times over, took AVX2 0.49-0.53 ns/value and
+/// AVX-512 0.35-0.36, 256 different ones 0.60 and 0.39-0.40; the AVX-512 encoder on `realistic`
 /// arrays 0.38, 0.48-0.52 and 0.76-0.79 (so the footprint also costs it); prost's loops within
 /// 1% with 64 or 256 (its branches are per value, too many to learn). With 256 the inputs
 /// (4-20 MB a contender) come from L3, as fresh data does.
