@@ -485,6 +485,15 @@ fn encoders_agree<T: Copy>(
 ) -> bool {
     let mut want = vec![0xa5u8; capacity];
     let want_result = encode(&reference(), values, &mut want);
+    // The reference itself leaves every byte past the payload (every byte, on error) alone.
+    let written = *want_result.as_ref().unwrap_or(&0);
+    if want[written..].iter().any(|&b| b != 0xa5) {
+        eprintln!(
+            "the reference wrote past its {written} bytes ({} values, capacity {capacity})",
+            values.len()
+        );
+        return false;
+    }
     kernels().iter().all(|k| {
         let mut got = vec![0xa5u8; capacity];
         let result = encode(k, values, &mut got);
@@ -500,8 +509,9 @@ fn encoders_agree<T: Copy>(
     })
 }
 
-/// Every varint type's encoder on every backend, with the output exactly full, one byte short
-/// and roomy; and the reference itself against the byte-at-a-time encoder.
+/// Every varint type's encoder on every backend, with the output exactly full, one byte short,
+/// a little roomy, and the worst case's size (which skips the length pass) and one byte less;
+/// and the reference itself against the byte-at-a-time encoder.
 fn all_encoders_agree(values: &[u64]) -> bool {
     let mut naive = Vec::new();
     values.iter().for_each(|&v| naive_encode_varint(v, &mut naive));
@@ -510,30 +520,40 @@ fn all_encoders_agree(values: &[u64]) -> bool {
         eprintln!("the reference differs from the naive encoder ({} values)", values.len());
         return false;
     }
+    // With room for the worst case (no length pass) too.
+    let mut roomy = vec![0u8; values.len() * 10];
+    if reference().encode_u64(values, &mut roomy) != Ok(naive.len()) || roomy[..naive.len()] != naive[..] {
+        eprintln!("the reference differs from the naive encoder with room ({} values)", values.len());
+        return false;
+    }
     let u32s: Vec<u32> = values.iter().map(|&v| v as u32).collect();
     let i32s: Vec<i32> = values.iter().map(|&v| v as i32).collect();
     let i64s: Vec<i64> = values.iter().map(|&v| v as i64).collect();
     let bools: Vec<bool> = values.iter().map(|&v| v & 1 == 1).collect();
-    let sizes = |len: usize| [len, len.saturating_sub(1), len + 17];
-    sizes(packed::encoded_len_u64(values))
+    // `max_len`: the longest encoding of one value of the type.
+    let n = values.len();
+    let sizes = |len: usize, max_len: usize| {
+        [len, len.saturating_sub(1), len + 17, n * max_len, (n * max_len).saturating_sub(1)]
+    };
+    sizes(packed::encoded_len_u64(values), 10)
         .iter()
         .all(|&c| encoders_agree(values, c, |k, v, o| k.encode_u64(v, o)))
-        && sizes(packed::encoded_len_i64(&i64s))
+        && sizes(packed::encoded_len_i64(&i64s), 10)
             .iter()
             .all(|&c| encoders_agree(&i64s, c, |k, v, o| k.encode_i64(v, o)))
-        && sizes(packed::encoded_len_sint64(&i64s))
+        && sizes(packed::encoded_len_sint64(&i64s), 10)
             .iter()
             .all(|&c| encoders_agree(&i64s, c, |k, v, o| k.encode_sint64(v, o)))
-        && sizes(packed::encoded_len_u32(&u32s))
+        && sizes(packed::encoded_len_u32(&u32s), 5)
             .iter()
             .all(|&c| encoders_agree(&u32s, c, |k, v, o| k.encode_u32(v, o)))
-        && sizes(packed::encoded_len_i32(&i32s))
+        && sizes(packed::encoded_len_i32(&i32s), 10)
             .iter()
             .all(|&c| encoders_agree(&i32s, c, |k, v, o| k.encode_i32(v, o)))
-        && sizes(packed::encoded_len_sint32(&i32s))
+        && sizes(packed::encoded_len_sint32(&i32s), 5)
             .iter()
             .all(|&c| encoders_agree(&i32s, c, |k, v, o| k.encode_sint32(v, o)))
-        && sizes(packed::encoded_len_bool(&bools))
+        && sizes(packed::encoded_len_bool(&bools), 1)
             .iter()
             .all(|&c| encoders_agree(&bools, c, |k, v, o| k.encode_bool(v, o)))
 }

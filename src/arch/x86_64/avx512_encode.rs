@@ -93,6 +93,8 @@ fn image(bytes: &Bytes64) -> __m512i {
 /// not read (so a step may cover the end of the array) and come back as zero.
 trait Wire {
     type Elem: Copy;
+    /// The longest encoding of one element, in bytes.
+    const MAX_LEN: usize;
     /// One element's wire value.
     fn wire(e: Self::Elem) -> u64;
     /// The elements at `p` selected by `lanes` (bit `i`: element `i` of eight) as wire values,
@@ -199,6 +201,7 @@ struct Sint32;
 
 impl Wire for Uint64 {
     type Elem = u64;
+    const MAX_LEN: usize = 10;
     #[inline(always)]
     fn wire(e: u64) -> u64 {
         e
@@ -226,6 +229,7 @@ unsafe fn load16_32(p: *const u32, lanes: u16) -> (__m512i, u16) {
 
 impl Wire for Uint32 {
     type Elem = u32;
+    const MAX_LEN: usize = 5;
     #[inline(always)]
     fn wire(e: u32) -> u64 {
         e as u64
@@ -249,6 +253,7 @@ impl Wire for Uint32 {
 
 impl Wire for Int32 {
     type Elem = i32;
+    const MAX_LEN: usize = 10;
     #[inline(always)]
     fn wire(e: i32) -> u64 {
         e as i64 as u64
@@ -277,6 +282,7 @@ impl Wire for Int32 {
 
 impl Wire for Sint64 {
     type Elem = i64;
+    const MAX_LEN: usize = 10;
     #[inline(always)]
     fn wire(e: i64) -> u64 {
         crate::varint::zigzag_encode_64(e)
@@ -293,6 +299,7 @@ impl Wire for Sint64 {
 
 impl Wire for Sint32 {
     type Elem = i32;
+    const MAX_LEN: usize = 5;
     #[inline(always)]
     fn wire(e: i32) -> u64 {
         crate::varint::zigzag_encode_32(e) as u64
@@ -524,8 +531,17 @@ unsafe fn encode8<const EXACT: bool>(v: __m512i, lanes: u8, dst: *mut u8) -> usi
 /// AVX-512F/BW/VL/CD/VBMI/VBMI2, AVX2 and BMI2.
 #[inline(always)]
 unsafe fn encode<W: Wire>(values: &[W::Elem], out: &mut [u8]) -> Result<usize> {
-    // SAFETY: the caller guarantees the instruction set.
-    let total = unsafe { W::total_len(values) };
+    // With room for the worst case the output cannot be too small: no length pass, and the
+    // whole-register steps stop 64 values or more before the end, so that the bytes after
+    // them cover the spill of their stores (the rest has exact stores). Otherwise the length
+    // first, and the steps run while a whole register fits.
+    let roomy = out.len() >= values.len().saturating_mul(W::MAX_LEN);
+    let (total, in_steps) = if roomy {
+        (out.len(), values.len().saturating_sub(64))
+    } else {
+        // SAFETY: the caller guarantees the instruction set.
+        (unsafe { W::total_len(values) }, values.len())
+    };
     let Some(out) = out.get_mut(..total) else {
         return Err(Error::new(ErrorKind::OutputTooSmall, 0));
     };
@@ -533,7 +549,7 @@ unsafe fn encode<W: Wire>(values: &[W::Elem], out: &mut [u8]) -> Result<usize> {
     let (mut pos, mut done) = (0usize, 0usize);
     // Whole-register stores: sixteen values a step in 32-bit lanes while they are short (or
     // the run of at least eight short ones before a long one), else eight in 64-bit lanes.
-    while values.len() - done >= 16 && total - pos >= MARGIN {
+    while in_steps.saturating_sub(done) >= 16 && total - pos >= MARGIN {
         // SAFETY: `done + 16 <= values.len()`; `pos + MARGIN <= total = out.len()` (and
         // `SPLIT_MARGIN` for a split step); the caller guarantees the instruction set.
         unsafe {
@@ -596,8 +612,8 @@ unsafe fn encode<W: Wire>(values: &[W::Elem], out: &mut [u8]) -> Result<usize> {
         }
         done += left.min(8);
     }
-    debug_assert_eq!(pos, total);
-    Ok(total)
+    debug_assert!(roomy || pos == total);
+    Ok(pos)
 }
 
 /// Instantiates [`encode`] for one element type inside an AVX-512 function.
