@@ -78,6 +78,12 @@ fn packed_type<T: Copy + Default + PartialEq + core::fmt::Debug>(
         assert_eq!((e.kind(), e.offset()), (ErrorKind::OutputTooSmall, 0));
         assert!(short.iter().all(|&b| b == 0));
     }
+    // Room for any type's worst case (no length pass): the same bytes, none written after them.
+    let roomy_len = values.len() * 10;
+    let mut roomy = exact_out::<u8>(roomy_len);
+    assert_eq!(encode(values, &mut roomy), Ok(want.len()));
+    assert_eq!(&roomy[..want.len()], &want[..]);
+    assert!(roomy[want.len()..].iter().all(|&b| b == 0));
     for b in backend::available() {
         let k = Kernel::new(b).unwrap();
         let mut encoded = exact_out::<u8>(want.len());
@@ -89,6 +95,10 @@ fn packed_type<T: Copy + Default + PartialEq + core::fmt::Debug>(
             assert_eq!((e.kind(), e.offset()), (ErrorKind::OutputTooSmall, 0), "{b}");
             assert!(short.iter().all(|&b| b == 0), "{b}");
         }
+        let mut roomy = exact_out::<u8>(roomy_len);
+        assert_eq!(encode_on(&k, values, &mut roomy), Ok(want.len()), "{b} with room");
+        assert_eq!(&roomy[..want.len()], &want[..], "{b} with room");
+        assert!(roomy[want.len()..].iter().all(|&b| b == 0), "{b} wrote past the payload");
         let mut decoded = exact_out::<T>(values.len());
         assert_eq!(decode(&k, &out, &mut decoded), Ok(values.len()), "{b}");
         assert_eq!(&decoded[..], values, "{b}");
