@@ -8,10 +8,11 @@
 //! in 16-byte lanes, four values at a time, with lengths from `vplzcntq`.
 //!
 //! The total length is computed first (`vplzcnt`, sixteen a step for 32-bit types), so nothing
-//! is written when it does not fit. While [`MARGIN`] bytes of output remain, steps store whole
-//! registers; after that, and for the last values, they load with lane masks (never reading
-//! past the values) and store with byte masks (never writing past the payload), so that a
-//! short array costs a few steps and no call into another encoder. The portable encoder is the
+//! is written when it does not fit, unless the output has room for the worst case, when that
+//! pass is left out. While [`MARGIN`] bytes of output remain (with room: until 64 values are
+//! left), steps store whole registers; after that, and for the last values, they load with lane
+//! masks (never reading past the values) and store with byte masks (never writing past the
+//! payload), so that a short array costs a few steps and no call into another encoder. The portable encoder is the
 //! reference these must reproduce byte for byte.
 
 use crate::error::{Error, ErrorKind, Result};
