@@ -28,6 +28,10 @@ use crate::error::{Error, ErrorKind, Result};
 /// The longest a varint may be, in bytes.
 pub const MAX_LEN: usize = 10;
 
+/// The most bytes a varint of a 32-bit value takes (`uint32`, `sint32`; a negative `int32` is
+/// sign-extended to 64 bits and takes [`MAX_LEN`]).
+pub(crate) const MAX_LEN_32: usize = 5;
+
 const CONTINUATION_BITS: u64 = 0x8080_8080_8080_8080;
 
 /// Packs the low seven bits of each of the eight bytes of `word` into 56 contiguous bits.

@@ -17,7 +17,7 @@ pub struct Config {
     /// Measuring time per table cell.
     pub time: Duration,
     /// Different payloads (and messages) per distribution, run in turn; `None` for enough of
-    /// them to hold [`FRESH_VALUES`] values.
+    /// them to hold [`FRESH_VALUES`] values (at most [`MAX_AUTO_PAYLOADS`]).
     pub payloads: Option<usize>,
 }
 
@@ -35,11 +35,16 @@ impl Default for Config {
 /// (`FRESH_COPIES` in `benches/benches/wall.rs`).
 pub const FRESH_VALUES: usize = 2_600_000;
 
+/// The most payloads [`Config::payload_count`] chooses by itself: a tiny `--values` would
+/// otherwise ask for millions of allocations (2,600,000 of one value).
+pub const MAX_AUTO_PAYLOADS: usize = 4096;
+
 impl Config {
     /// The number of payloads per distribution: [`Config::payloads`], or enough for
-    /// [`FRESH_VALUES`] values.
+    /// [`FRESH_VALUES`] values, up to [`MAX_AUTO_PAYLOADS`].
     pub fn payload_count(&self) -> usize {
-        self.payloads.unwrap_or(FRESH_VALUES.div_ceil(self.values.max(1))).max(1)
+        let auto = || FRESH_VALUES.div_ceil(self.values.max(1)).min(MAX_AUTO_PAYLOADS);
+        self.payloads.unwrap_or_else(auto).max(1)
     }
 }
 

@@ -235,5 +235,7 @@ mod tests {
         assert_eq!((c.payloads, c.payload_count()), (Some(1), 1));
         let Ok(Cmd::Bench(c)) = args(&["bench", "--values", "100000"]) else { panic!() };
         assert_eq!(c.payload_count(), 26);
+        let Ok(Cmd::Bench(c)) = args(&["bench", "--values", "1"]) else { panic!() };
+        assert_eq!(c.payload_count(), bench::MAX_AUTO_PAYLOADS);
     }
 }

@@ -202,7 +202,7 @@ struct Sint32;
 
 impl Wire for Uint64 {
     type Elem = u64;
-    const MAX_LEN: usize = 10;
+    const MAX_LEN: usize = crate::varint::MAX_LEN;
     #[inline(always)]
     fn wire(e: u64) -> u64 {
         e
@@ -230,7 +230,7 @@ unsafe fn load16_32(p: *const u32, lanes: u16) -> (__m512i, u16) {
 
 impl Wire for Uint32 {
     type Elem = u32;
-    const MAX_LEN: usize = 5;
+    const MAX_LEN: usize = crate::varint::MAX_LEN_32;
     #[inline(always)]
     fn wire(e: u32) -> u64 {
         e as u64
@@ -254,7 +254,7 @@ impl Wire for Uint32 {
 
 impl Wire for Int32 {
     type Elem = i32;
-    const MAX_LEN: usize = 10;
+    const MAX_LEN: usize = crate::varint::MAX_LEN;
     #[inline(always)]
     fn wire(e: i32) -> u64 {
         e as i64 as u64
@@ -283,7 +283,7 @@ impl Wire for Int32 {
 
 impl Wire for Sint64 {
     type Elem = i64;
-    const MAX_LEN: usize = 10;
+    const MAX_LEN: usize = crate::varint::MAX_LEN;
     #[inline(always)]
     fn wire(e: i64) -> u64 {
         crate::varint::zigzag_encode_64(e)
@@ -300,7 +300,7 @@ impl Wire for Sint64 {
 
 impl Wire for Sint32 {
     type Elem = i32;
-    const MAX_LEN: usize = 5;
+    const MAX_LEN: usize = crate::varint::MAX_LEN_32;
     #[inline(always)]
     fn wire(e: i32) -> u64 {
         crate::varint::zigzag_encode_32(e) as u64
