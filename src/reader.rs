@@ -64,7 +64,9 @@ pub struct Reader<'a> {
     /// from [`Reader::read_message`], the bytes that follow the message in its parent's buffer
     /// too (read, never used as data); for [`Reader::new`], the buffer. Lets a varint near the
     /// message's end be read a word at a time. A slice, not a count of bytes past `rest`: a
-    /// pointer derived from `rest` may not read outside `rest`.
+    /// pointer derived from `rest` may not read outside `rest`. Both constructors keep it
+    /// starting where the message does and at least `len` bytes long, which
+    /// [`Reader::window_chunk`]'s unchecked read relies on.
     window: &'a [u8],
     /// How many length-delimited fields in a row [`Reader::skip_next`] has just skipped (up to
     /// [`LEN_RUN`]): from there on it tries [`wire::len_field_at`]'s branches first. Only
@@ -122,6 +124,27 @@ impl<'a> Reader<'a> {
     #[inline(always)]
     fn advance(&mut self, n: usize) {
         self.rest = &self.rest[n..];
+    }
+
+    /// The `N` bytes from the next one to read, running past the message's end into
+    /// [`window`](Self::window) if need be, if the window has them: one subtraction and one
+    /// comparison, the window's invariant standing in for `get`'s checks (which took eleven
+    /// instructions, two of them comparisons, on the records' closing `int32`s).
+    #[inline(always)]
+    fn window_chunk<const N: usize>(&self) -> Option<&'a [u8; N]> {
+        // The window runs from the message's start to its end or past it, so the position
+        // (at most `len`) is within it and the subtraction does not wrap.
+        if self.window.len() - self.position() >= N {
+            // The next byte's address with the window's provenance: a pointer derived from
+            // `rest` may not read past `rest`.
+            let next = self.window.as_ptr().with_addr(self.rest.as_ptr().addr());
+            // SAFETY: the window starts where the message does, so `next` is at offset
+            // `position()` of it, and the `window.len() - position() >= N` bytes from there
+            // to the window's end are readable; `[u8; N]` has alignment 1.
+            Some(unsafe { &*(next as *const [u8; N]) })
+        } else {
+            None
+        }
     }
 
     #[inline(always)]
@@ -256,7 +279,7 @@ impl<'a> Reader<'a> {
         // on mixed lengths (a record's closing `int32`s) costs more than the decode's extra
         // instructions. The result counts only if the varint ends within the message.
         if self.rest.len() < varint::MAX_LEN {
-            if let Some(head) = self.window.get(self.position()..).and_then(|w| w.first_chunk()) {
+            if let Some(head) = self.window_chunk::<{ varint::MAX_LEN }>() {
                 // n is 0 for an overlong varint.
                 let (v, n) = varint::decode_from_10_short_first(head);
                 if n.wrapping_sub(1) < self.rest.len() {
@@ -509,7 +532,7 @@ impl<'a> Reader<'a> {
         // end, with those after it (the field must still end within the message).
         let window = match self.rest.first_chunk::<16>() {
             Some(w) => Some(w),
-            None => self.window.get(self.position()..).and_then(|w| w.first_chunk()),
+            None => self.window_chunk::<16>(),
         };
         if let Some(w) = window {
             if let Some(f) = wire::fast_field(w, self.rest.len()) {
