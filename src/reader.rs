@@ -448,7 +448,9 @@ impl<'a> Reader<'a> {
         // The payload and what this reader may read after it: the window from the payload's
         // start (its offset in the window is the position before the payload).
         let start = self.position() - payload.len();
-        let window = self.window.get(start..).unwrap_or(payload);
+        // SAFETY: `start` is a position in this message, at most `len`, and the window is at
+        // least `len` bytes long (the invariant of `window`).
+        let window = unsafe { self.window.get_unchecked(start..) };
         Ok(Reader { rest: payload, len: payload.len(), tag_rest: payload.len(), window, len_run: 0 })
     }
 
