@@ -127,8 +127,8 @@ impl<'a> Reader<'a> {
     }
 
     /// The `N` bytes from the next one to read, running past the message's end into
-    /// [`window`](Self::window) if need be, if the window has them: one subtraction and one
-    /// comparison, the window's invariant standing in for `get`'s checks (which took eleven
+    /// [`window`](Self::window) if need be, if the window has them: one comparison, the
+    /// window's invariant standing in for `get`'s bounds checks (which took eleven
     /// instructions, two of them comparisons, on the records' closing `int32`s).
     #[inline(always)]
     fn window_chunk<const N: usize>(&self) -> Option<&'a [u8; N]> {
@@ -449,7 +449,8 @@ impl<'a> Reader<'a> {
         // start (its offset in the window is the position before the payload).
         let start = self.position() - payload.len();
         // SAFETY: `start` is a position in this message, at most `len`, and the window is at
-        // least `len` bytes long (the invariant of `window`).
+        // least `len` bytes long (the invariant of `window`). The nested reader's window then
+        // starts where its message does and runs at least to its end, its own invariant.
         let window = unsafe { self.window.get_unchecked(start..) };
         Ok(Reader { rest: payload, len: payload.len(), tag_rest: payload.len(), window, len_run: 0 })
     }

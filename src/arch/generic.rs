@@ -843,6 +843,7 @@ impl<G: Gather4, const LONG: bool> InLanes<G, LONG> {
     ///
     /// # Safety
     /// As for [`WindowDecoder::decode`].
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     #[inline(always)]
     unsafe fn redo_long<T: Copy>(
         base: *const u8,
