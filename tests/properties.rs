@@ -682,6 +682,61 @@ fn reader_calls_equal_the_single_value_functions() {
     );
 }
 
+/// The 32-bit reads (`read_u32`, `read_i32`, `read_sint32`, `read_bool`), whose word path is
+/// their own (branching on a terminator in the first eight bytes first), give `read_u64`'s
+/// result converted and leave the reader where it does: from every offset of varint-shaped
+/// bytes (overlong runs included), at the top level, where ten bytes or fewer remain, and in a
+/// nested message whose reader may look at the bytes after it.
+#[test]
+fn narrow_reads_equal_read_u64_converted() {
+    fn narrow(r: &mut pbwire::reader::Reader<'_>, op: usize) -> Result<u64, pbwire::Error> {
+        match op {
+            0 => r.read_u32().map(u64::from),
+            1 => r.read_i32().map(|v| v as u32 as u64),
+            2 => r.read_sint32().map(|v| v as u32 as u64),
+            _ => r.read_bool().map(u64::from),
+        }
+    }
+    fn convert(op: usize, v: u64) -> u64 {
+        match op {
+            0 | 1 => v as u32 as u64,
+            2 => varint::zigzag_decode_32(v as u32) as u32 as u64,
+            _ => (v != 0) as u64,
+        }
+    }
+    check(
+        (|bytes: VarintBytes, after: Vec<u8>| {
+            let bytes = &bytes.0[..];
+            for skip in 0..=bytes.len() {
+                let tail = &bytes[skip..];
+                let mut msg = vec![0x0a];
+                naive_encode_varint(tail.len() as u64, &mut msg);
+                msg.extend_from_slice(tail);
+                msg.extend_from_slice(&after);
+                let nested = || {
+                    let mut outer = pbwire::reader::Reader::new(&msg);
+                    outer.read_raw_tag().unwrap();
+                    outer.read_message().unwrap()
+                };
+                for op in 0..4 {
+                    let (mut r, mut w) =
+                        (pbwire::reader::Reader::new(tail), pbwire::reader::Reader::new(tail));
+                    let want = w.read_u64().map(|v| convert(op, v));
+                    if narrow(&mut r, op) != want || r.position() != w.position() {
+                        return false;
+                    }
+                    let (mut r, mut w) = (nested(), nested());
+                    let want = w.read_u64().map(|v| convert(op, v));
+                    if narrow(&mut r, op) != want || r.position() != w.position() {
+                        return false;
+                    }
+                }
+            }
+            true
+        }) as fn(VarintBytes, Vec<u8>) -> bool,
+    );
+}
+
 /// `read_packed` is `read_bytes` then the decoder on the payload: the same values, the
 /// decoder's errors at the payload's start plus their offset, and a reader that stays where it
 /// was on any error. Payloads of any varints (bad ones included) behind 0..=3 fixed32 values,

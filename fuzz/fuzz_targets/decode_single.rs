@@ -64,6 +64,15 @@ fn step(r: Result<(u64, usize), Error>) -> (Result<u64, Error>, usize) {
 fn check_reader(buf: &[u8]) {
     let varint = varint::decode_u64(buf);
     assert_eq!(read(buf, |r| r.read_u64()), step(varint));
+    // The 32-bit reads take a word path of their own: `read_u64`'s result, converted.
+    let narrow = |f: fn(u64) -> u64| step(varint.map(|(v, n)| (f(v), n)));
+    assert_eq!(read(buf, |r| r.read_u32().map(u64::from)), narrow(|v| v as u32 as u64));
+    assert_eq!(read(buf, |r| r.read_i32().map(|v| v as u32 as u64)), narrow(|v| v as u32 as u64));
+    assert_eq!(
+        read(buf, |r| r.read_sint32().map(|v| v as u32 as u64)),
+        narrow(|v| varint::zigzag_decode_32(v as u32) as u32 as u64)
+    );
+    assert_eq!(read(buf, |r| r.read_bool().map(u64::from)), narrow(|v| (v != 0) as u64));
     let raw_tag = match varint {
         Ok((v, _)) if v > u32::MAX as u64 => Err(Error::new(ErrorKind::InvalidFieldNumber, 0)),
         r => r,
