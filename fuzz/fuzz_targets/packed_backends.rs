@@ -1,9 +1,10 @@
 //! Bulk packed decode of every element type on every backend `backend::available()` offers
-//! (through `Kernel`; on x86-64 also the AVX2 table for CPUs with a slow PEXT), plus the dispatched `packed::*` and `extend_*` entry points, against
-//! element-by-element reference decoding and against `Backend::Scalar`: same count, values,
-//! error kind and offset. Payloads and outputs are exactly-sized heap allocations, so a SIMD
-//! load or store past either is an AddressSanitizer report. The output size comes from the
-//! fuzzer (exactly full, one short, one spare, or anything).
+//! (through `Kernel`; on x86-64 also the AVX2 table for CPUs with a slow PEXT), plus the
+//! dispatched `packed::*` and `extend_*` entry points, against element-by-element reference
+//! decoding and against `Backend::Scalar`: same count, values, error kind and offset. Payloads
+//! and outputs are exactly-sized heap allocations, so a SIMD load or store past either is an
+//! AddressSanitizer report. The output size comes from the fuzzer (exactly full, one short,
+//! one spare, or anything).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -12,8 +12,8 @@
 //! pass is left out. While [`MARGIN`] bytes of output remain (with room: until 64 values are
 //! left), steps store whole registers; after that, and for the last values, they load with lane
 //! masks (never reading past the values) and store with byte masks (never writing past the
-//! payload), so that a short array costs a few steps and no call into another encoder. The portable encoder is the
-//! reference these must reproduce byte for byte.
+//! payload), so that a short array costs a few steps and no call into another encoder. The
+//! portable encoder is the reference these must reproduce byte for byte.
 
 use crate::error::{Error, ErrorKind, Result};
 use core::arch::x86_64::{
