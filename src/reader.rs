@@ -273,16 +273,17 @@ impl<'a> Reader<'a> {
     /// 10-byte values, where its branch mispredicts.)
     #[inline(always)]
     pub fn read_varint(&mut self) -> Result<u64> {
-        self.read_varint_as::<false>()
+        self.read_varint_as::<varint::Full>()
     }
 
-    /// [`Reader::read_varint`], whose word path with `SHORT_FIRST` is
-    /// [`varint::decode_from_10_short_first`]: fewer instructions for varints of up to eight
-    /// bytes, a branch for nine and ten. For the 32-bit types, whose values take one to five
-    /// bytes, or ten for a negative `int32`, never nine in what encoders write: the ten-byte
-    /// ones take a branch either way.
+    /// [`Reader::read_varint`], keeping `W`'s part of the value (the low 32 bits, or whether it
+    /// is non-zero, take fewer instructions than the whole). With [`varint::Width::SHORT_FIRST`]
+    /// the word path is [`varint::decode_from_10_short_first`]: fewer instructions for varints
+    /// of up to eight bytes, a branch for nine and ten. For the 32-bit types, whose values take
+    /// one to five bytes, or ten for a negative `int32`, never nine in what encoders write: the
+    /// ten-byte ones take a branch either way.
     #[inline(always)]
-    fn read_varint_as<const SHORT_FIRST: bool>(&mut self) -> Result<u64> {
+    fn read_varint_as<W: varint::Width>(&mut self) -> Result<W::Value> {
         // Within ten bytes of a nested message's end (its last fields), with the bytes after it
         // to read: the word-at-a-time decode for every length, with no branch on it. A message
         // has few such reads and nothing loops on their positions, so a branch that mispredicts
@@ -291,7 +292,7 @@ impl<'a> Reader<'a> {
         if self.rest.len() < varint::MAX_LEN {
             if let Some(head) = self.window_chunk::<{ varint::MAX_LEN }>() {
                 // n is 0 for an overlong varint.
-                let (v, n) = varint::decode_from_10_short_first(head);
+                let (v, n) = varint::decode_from_10_short_first::<W>(head);
                 if n.wrapping_sub(1) < self.rest.len() {
                     self.advance(n);
                     return Ok(v);
@@ -303,7 +304,7 @@ impl<'a> Reader<'a> {
         if let [b, after @ ..] = self.rest {
             if *b < 0x80 {
                 self.rest = after;
-                return Ok(*b as u64);
+                return Ok(W::of_u64(*b as u64));
             }
         }
         // Ten bytes of the message's own to read: the word-at-a-time decode. n is 0 for an
@@ -311,10 +312,11 @@ impl<'a> Reader<'a> {
         // length, which also spares `advance` its bounds check (3.9 -> 3.5 ns/value on fresh
         // `u32-mixed` data against `n != 0`).
         if let Some(head) = self.rest.first_chunk::<{ varint::MAX_LEN }>() {
-            let (v, n) = if SHORT_FIRST {
-                varint::decode_from_10_short_first(head)
+            let (v, n) = if W::SHORT_FIRST {
+                varint::decode_from_10_short_first::<W>(head)
             } else {
-                varint::decode_from_10(head)
+                let (v, n) = varint::decode_from_10(head);
+                (W::of_u64(v), n)
             };
             if n.wrapping_sub(1) < self.rest.len() {
                 self.advance(n);
@@ -326,7 +328,7 @@ impl<'a> Reader<'a> {
         match varint::decode_u64(self.rest) {
             Ok((v, n)) => {
                 self.advance(n);
-                Ok(v)
+                Ok(W::of_u64(v))
             }
             Err(e) => Err(e.shifted(self.position())),
         }
@@ -341,7 +343,7 @@ impl<'a> Reader<'a> {
     /// Reads a `uint32` (the low 32 bits).
     #[inline]
     pub fn read_u32(&mut self) -> Result<u32> {
-        self.read_varint_as::<true>().map(|v| v as u32)
+        self.read_varint_as::<varint::Low32>()
     }
 
     /// Reads an `int64`.
@@ -353,7 +355,7 @@ impl<'a> Reader<'a> {
     /// Reads an `int32` or enum value (the low 32 bits).
     #[inline]
     pub fn read_i32(&mut self) -> Result<i32> {
-        self.read_varint_as::<true>().map(|v| v as i32)
+        self.read_varint_as::<varint::Low32>().map(|v| v as i32)
     }
 
     /// Reads a `sint64`.
@@ -365,13 +367,13 @@ impl<'a> Reader<'a> {
     /// Reads a `sint32`.
     #[inline]
     pub fn read_sint32(&mut self) -> Result<i32> {
-        self.read_varint_as::<true>().map(|v| varint::zigzag_decode_32(v as u32))
+        self.read_varint_as::<varint::Low32>().map(varint::zigzag_decode_32)
     }
 
     /// Reads a `bool` (any non-zero varint is `true`).
     #[inline]
     pub fn read_bool(&mut self) -> Result<bool> {
-        self.read_varint_as::<true>().map(|v| v != 0)
+        self.read_varint_as::<varint::NonZero>()
     }
 
     /// Reads a `fixed32`.
