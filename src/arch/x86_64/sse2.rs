@@ -64,10 +64,16 @@ pub(crate) fn narrow_block<const N: usize>(v: &[u64; N]) -> [u32; N] {
 /// 8 readable bytes at `a` and at `b`.
 #[inline(always)]
 pub(crate) unsafe fn load_pair(a: *const u8, b: *const u8) -> __m128i {
-    // SAFETY: forwarded from the caller; SSE2 is baseline on x86-64.
+    // The second 8 bytes go through a local: `_mm_loadh_pd` dereferences its `*const f64`,
+    // which must then be 8-byte aligned, so handing it an unaligned varint start is undefined
+    // behaviour (Miri reported it), though the instruction does not care. The compiler folds
+    // the unaligned read back into the one MOVHPS.
+    // SAFETY: forwarded from the caller (8 readable bytes at each; `read_unaligned` needs no
+    // alignment); SSE2 is baseline on x86-64.
     unsafe {
         let x = _mm_loadl_epi64(a as *const __m128i);
-        _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(x), b as *const f64))
+        let high = (b as *const f64).read_unaligned();
+        _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(x), &high))
     }
 }
 
