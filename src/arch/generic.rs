@@ -425,7 +425,9 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
     // Reads past the end go through `src`, whose provenance covers the slop too.
     let src = input.ptr();
     let slop = input.slop();
-    let dst = out.as_mut_ptr();
+    // Taken again after each safe write through `out`, which ends an earlier pointer's right to
+    // write (Stacked Borrows; Miri).
+    let mut dst = out.as_mut_ptr();
     let (mut pos, mut n) = (0usize, 0usize);
     // The tail's window. Bytes past the payload's end may hold an earlier tail's: they are never
     // terminators of the window, and a varint's value depends only on its own bytes.
@@ -538,6 +540,7 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
                 }
                 pos += to_line;
                 n += to_line;
+                dst = out.as_mut_ptr();
                 continue;
             }
             loop {
@@ -557,6 +560,7 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
                     break;
                 }
             }
+            dst = out.as_mut_ptr();
             continue;
         }
         if stops == 0 {
