@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{check, naive_encode_varint, naive_packed, xorshift, VarintBytes};
+use common::{check, naive_encode_varint, naive_packed, sweep, xorshift, VarintBytes};
 use pbwire::backend::{self, Backend, Kernel};
 use pbwire::{packed, Result};
 
@@ -203,8 +203,8 @@ fn every_length_and_alignment_around_block_sizes() {
     ];
     let mut buf = vec![0u8; 64 + 200];
     for pattern in patterns {
-        for len in 0..=200 {
-            for offset in 0..64 {
+        for len in sweep(0..=200, 7) {
+            for offset in sweep(0..64, 13) {
                 let payload = &mut buf[offset..offset + len];
                 payload.iter_mut().for_each(|b| *b = pattern(next()));
                 let payload = &buf[offset..offset + len];
@@ -224,7 +224,7 @@ fn every_length_and_alignment_around_block_sizes() {
 fn overlong_and_truncated_at_every_position_in_a_block() {
     for backend_len in [16usize, 32, 64] {
         for total in [backend_len + 15, backend_len + 16, backend_len + 17, 3 * backend_len + 16] {
-            for bad_at in 0..total {
+            for bad_at in sweep(0..total, 5) {
                 // One-byte values, or ten-byte ones (windows full of long varints), with a single
                 // bad varint at `bad_at`: overflowing (11 bytes of continuation), 10th byte 2, or
                 // running off the end.
@@ -290,7 +290,7 @@ fn windows_dense_with_long_varints_agree_on_every_backend() {
     let count = packed::count_varints(&payload);
     assert!(all_types_agree(&payload, count));
     assert!(all_types_agree(&payload, count - 1));
-    for at in (0..payload.len()).step_by(397) {
+    for at in sweep((0..payload.len()).step_by(397), 4) {
         // Move to a varint boundary, so that the bad varint is one of its own.
         let at = (at..payload.len()).find(|&i| i == 0 || payload[i - 1] < 0x80).unwrap_or(payload.len());
         damaged_at_agree(&payload, at, false);
@@ -326,7 +326,7 @@ fn payloads_dense_from_the_start_agree_on_every_backend() {
     for capacity in [count, count - 1, count - 64, count + 1] {
         assert!(all_types_agree(&payload, capacity), "capacity {capacity}");
     }
-    for at in (0..700).step_by(3) {
+    for at in sweep((0..700).step_by(3), 11) {
         damaged_at_agree(&payload, at, true);
     }
 }
@@ -350,7 +350,7 @@ fn mixed_payload(seed: u64, len: usize) -> Vec<u8> {
 /// run of continuation bytes (an overlong varint) at positions spread over the payload.
 #[test]
 fn long_payloads_through_the_block_loop_agree_on_every_backend() {
-    for (seed, density) in [(1u64, 1u64), (2, 3), (3, 7), (4, 1), (5, 3)] {
+    for (seed, density) in sweep([(1u64, 1u64), (2, 3), (3, 7), (4, 1), (5, 3)].into_iter(), 2) {
         let mut next = xorshift(seed);
         let payload: Vec<u8> = (0..3000)
             .map(|_| {
@@ -358,7 +358,7 @@ fn long_payloads_through_the_block_loop_agree_on_every_backend() {
                 (r as u8 & 0x7f) | if (r >> 32) & density == 0 { 0x80 } else { 0 }
             })
             .collect();
-        for len in [2999, 2000, 1501, 777] {
+        for len in sweep([2999, 2000, 1501, 777].into_iter(), 2) {
             // Its own allocation, so that a read past its end is one past the heap block (which
             // valgrind, as CI runs these tests, reports).
             let cut = payload[..len].to_vec();
@@ -367,7 +367,7 @@ fn long_payloads_through_the_block_loop_agree_on_every_backend() {
                 assert!(all_types_agree(&cut, capacity), "seed {seed} len {len} capacity {capacity}");
             }
         }
-        for at in (0..2900).step_by(331) {
+        for at in sweep((0..2900).step_by(331), 3) {
             let mut damaged = payload.clone();
             damaged[at..at + 11].fill(0x80);
             assert!(all_types_agree(&damaged, damaged.len()), "seed {seed} overlong at {at}");
@@ -395,7 +395,7 @@ fn dispatched_agrees<T: Copy + Default + PartialEq>(
 #[test]
 fn the_dispatched_decoders_and_skip_agree_across_the_short_payload_cutoff() {
     let payload = mixed_payload(0x2545_f491_4f6c_dd1d, 200);
-    for len in 0..=payload.len() {
+    for len in sweep(0..=payload.len(), 7) {
         let payload = &payload[..len];
         let count = packed::count_varints(payload);
         for capacity in [count, count.saturating_sub(1)] {
@@ -447,7 +447,7 @@ fn extend_agrees_with_the_reference_across_the_short_payload_cutoff() {
     let mut payload = mixed_payload(0x0123_4567_89ab_cdef, 200);
     // Errors too: an overflowing varint at byte 150.
     payload[150..161].fill(0xff);
-    for len in 0..=payload.len() {
+    for len in sweep(0..=payload.len(), 7) {
         let p = &payload[..len];
         assert!(
             extend_agrees(p, packed::extend_u64, Kernel::decode_u64)
@@ -577,7 +577,7 @@ fn value_of_len(len: u32, r: u64) -> u64 {
 fn every_backend_encodes_like_the_portable_encoder() {
     let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
     let mut values = Vec::new();
-    for n in 0..=150usize {
+    for n in sweep(0..=150usize, 7) {
         for pattern in 0..14u32 {
             values.clear();
             for _ in 0..n {
@@ -655,7 +655,7 @@ fn every_backend_checks_utf8_like_core() {
     // Valid text of every length 0..=300, ASCII and not, then each byte of it replaced by
     // bytes that break it (a lone continuation byte, a lead byte, 0xff) or truncate a
     // character: the error's position and length must be core's.
-    for len in 0..=300 {
+    for len in sweep(0..=300, 11) {
         for multibyte in [false, true] {
             let good = text(len as u64, len, multibyte);
             assert!(utf8_agrees(&good), "{len} {multibyte}");

@@ -2,6 +2,9 @@
 //! exact error kind and offset (and, for packed decoding, the same on every backend this CPU
 //! runs, for every varint element type).
 
+mod common;
+
+use common::sweep;
 use pbwire::backend::{self, Kernel};
 use pbwire::fields::{self, fields, Value};
 use pbwire::wire::{self, Tag, WireType};
@@ -106,7 +109,7 @@ fn overlong_varints() {
         let mut v = vec![0x80u8; n];
         v.push(0x00);
         assert_eq!(varint::decode_u64(&v), Err(e(ErrorKind::VarintOverflow, 0)));
-        for at in 0..=140 {
+        for at in sweep(0..=140, 7) {
             assert_eq!(
                 packed_everywhere(&embedded(at, &v, 90), 400),
                 Err(e(ErrorKind::VarintOverflow, at)),
@@ -263,7 +266,7 @@ fn output_buffers_too_small() {
             p
         };
         let starts: Vec<usize> = (0..payload.len()).filter(|&i| i == 0 || payload[i - 1] < 0x80).collect();
-        for (capacity, &start) in starts.iter().enumerate() {
+        for (capacity, &start) in sweep(starts.iter().enumerate(), 5) {
             assert_eq!(
                 packed_everywhere(&payload, capacity),
                 Err(e(ErrorKind::OutputTooSmall, start)),
@@ -290,7 +293,7 @@ fn packed_payloads_ending_inside_an_element() {
     // A varint cut anywhere: Truncated at its first byte, wherever it sits in the windows.
     for cut in 1..=9 {
         let bad = vec![0x80u8; cut];
-        for at in 0..=140 {
+        for at in sweep(0..=140, 7) {
             assert_eq!(
                 packed_everywhere(&embedded(at, &bad, 0), 400),
                 Err(e(ErrorKind::Truncated, at)),

@@ -170,6 +170,13 @@ pub fn check<A: quickcheck::Testable>(property: A) {
     quickcheck::QuickCheck::new().tests(tests).max_tests(tests * 10).rng(Gen::new(200)).quickcheck(property);
 }
 
+/// `cases` whole, or under Miri every `miri_every`-th of them. Miri interprets each instruction
+/// (a decode of a few hundred bytes on every backend takes it seconds), so the exhaustive
+/// sweeps run thinned there; they run whole natively and under valgrind.
+pub fn sweep<I: Iterator>(cases: I, miri_every: usize) -> core::iter::StepBy<I> {
+    cases.step_by(if cfg!(miri) { miri_every } else { 1 })
+}
+
 /// A xorshift64 generator from `seed` (non-zero): the tests' reproducible pseudo-random numbers.
 pub fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
     move || {
