@@ -577,7 +577,7 @@ fn value_of_len(len: u32, r: u64) -> u64 {
 fn every_backend_encodes_like_the_portable_encoder() {
     let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
     let mut values = Vec::new();
-    for n in sweep(0..=150usize, 7) {
+    for n in sweep(0..=150usize, 25) {
         for pattern in 0..14u32 {
             values.clear();
             for _ in 0..n {
