@@ -1,6 +1,8 @@
 //! NEON: 16-byte blocks; the shift-and-mask compression (aarch64 has no PEXT).
 
 use crate::arch::generic;
+// Under Miri, `top_bits` takes none of its shifts, loads and adds across the register.
+#[cfg_attr(miri, allow(unused_imports))]
 use core::arch::aarch64::{
     uint8x16_t, vaddv_u8, vcgtq_s8, vdupq_n_s8, vget_high_u8, vget_low_u8, vld1q_s8, vld1q_u8,
     vreinterpretq_s8_u8, vshlq_u8, vshrq_n_u8,
@@ -10,6 +12,7 @@ use core::arch::aarch64::{
 pub(crate) struct Neon(uint8x16_t);
 
 /// Shifts that move each byte's top bit (after `>> 7`) to bit `i % 8`.
+#[cfg_attr(miri, allow(dead_code))]
 const BIT_OF_BYTE: [i8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7];
 
 impl generic::Vector for Neon {
@@ -38,7 +41,16 @@ impl generic::Vector for Neon {
 /// its position within its half, and add each half's eight bits across the register.
 #[inline(always)]
 fn top_bits(bytes: uint8x16_t) -> u64 {
+    // Miri implements neither USHL nor UADDV: the same bits from the bytes as an array, so that
+    // it can check the backend's loads and the generic code around them.
+    #[cfg(miri)]
+    {
+        // SAFETY: `uint8x16_t` is sixteen bytes, any of which is a valid `u8`.
+        let bytes: [u8; 16] = unsafe { core::mem::transmute(bytes) };
+        return bytes.iter().enumerate().fold(0, |bits, (i, &b)| bits | ((b >> 7) as u64) << i);
+    }
     // SAFETY: NEON is baseline on aarch64; BIT_OF_BYTE has 16 readable bytes.
+    #[cfg(not(miri))]
     unsafe {
         let top = vshrq_n_u8::<7>(bytes);
         let placed = vshlq_u8(top, vld1q_s8(BIT_OF_BYTE.as_ptr()));
