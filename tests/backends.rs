@@ -283,7 +283,7 @@ fn long_varints(seed: u64, count: usize, sparse: bool) -> Vec<u8> {
 /// between stretches where they are rare, with an overflowing or cut varint at positions
 /// throughout: every backend agrees with the reference.
 #[test]
-#[cfg_attr(miri, ignore = "the AVX-512 decoder's switch, which Miri does not run; 15 KB payloads")]
+#[cfg_attr(miri, ignore = "the AVX-512 decoder's switch, which Miri does not run; 10 KB payloads")]
 fn windows_dense_with_long_varints_agree_on_every_backend() {
     let mut payload = long_varints(1, 700, false);
     payload.extend(long_varints(2, 1500, true));
