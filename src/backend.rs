@@ -238,6 +238,21 @@ impl Kernel {
         unsafe { crate::fields::validate_with(self.fns.scan_fields, message, depth_limit) }
     }
 
+    /// The backend whose field scan [`Kernel::validate`] runs: this kernel's own where it has
+    /// one (AVX-512's table of field lengths), else [`Backend::Scalar`] (the scalar loop).
+    ///
+    /// ```
+    /// use pbwire::backend::{Backend, Kernel};
+    /// assert_eq!(Kernel::new(Backend::Scalar).unwrap().validate_backend(), Backend::Scalar);
+    /// ```
+    pub fn validate_backend(&self) -> Backend {
+        if self.fns.scan_fields.is_some() {
+            self.backend
+        } else {
+            Backend::Scalar
+        }
+    }
+
     /// See [`crate::packed::decode_u64`].
     #[inline]
     pub fn decode_u64(&self, payload: &[u8], out: &mut [u64]) -> Result<usize> {

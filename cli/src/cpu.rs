@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use crate::backends::{self, Backend};
+use crate::backends::{self, Backend, Kernel};
 
 /// The features detected at run time, as (name, present) pairs, for this architecture.
 pub fn features() -> Vec<(&'static str, bool)> {
@@ -37,12 +37,16 @@ pub fn features() -> Vec<(&'static str, bool)> {
 /// The kernels and the backend each one runs on this CPU.
 pub fn kernel_backends() -> Vec<(&'static str, Backend)> {
     let d = backends::detected();
-    // Every bulk kernel goes through the same dispatch (`pbwire::backend`); the single-value
-    // decoders and the field iterator are inline scalar code by design.
+    // The bulk kernels go through the dispatch (`pbwire::backend`); `validate` too, with a
+    // field scan of its own on some backends; the single-value reads, `Reader` and the field
+    // iterator are inline scalar code by design.
+    let validate = Kernel::new(d).map_or(Backend::Scalar, |k| k.validate_backend());
     vec![
         ("packed decode (varint types)", d),
-        ("count_varints", d),
-        ("message scan (fields, validate)", Backend::Scalar),
+        ("packed encode (varint types)", d),
+        ("count_varints, skip_varints", d),
+        ("validate (512 bytes and more)", validate),
+        ("fields(), Reader, single values", Backend::Scalar),
     ]
 }
 
