@@ -157,24 +157,31 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// The field at `offset` of `buf` if its tag and its value (a varint) or length prefix take one
-/// byte each, by branches: for the last fields of a message, where [`Fields::fast_next`] has no
-/// 16-byte window (all of a short message's), and which would otherwise call the reference path
-/// out of line. `None` for anything else, which that path then reads.
+/// The field at `offset` of `buf` if its tag takes one byte and its value is a varint of one or
+/// two bytes or a payload with a one-byte length prefix, by branches: for the last fields of a
+/// message, where [`Fields::fast_next`] has no 16-byte window (all of a short message's), and
+/// which would otherwise call the reference path out of line. `None` for anything else, which
+/// that path then reads.
 #[inline(always)]
 fn short_field(buf: &[u8], offset: usize) -> Option<Field<'_>> {
     let [tag, first, rest @ ..] = buf.get(offset..)? else {
         return None;
     };
     let (tag, first) = (*tag, *first);
-    // Field number 0 and two-byte tags or values are not for this path.
-    if !(8..0x80).contains(&tag) || first >= 0x80 {
+    // Field number 0 and two-byte tags are not for this path.
+    if !(8..0x80).contains(&tag) {
         return None;
     }
     // A varint's value starts after the tag; a payload after its length prefix too.
-    let (value, value_offset, end) = match tag & 7 {
-        0 => (Value::Varint(first as u64), offset + 1, offset + 2),
-        2 => (Value::Len(rest.get(..first as usize)?), offset + 2, offset + 2 + first as usize),
+    let (value, value_offset, end) = match (tag & 7, first < 0x80) {
+        (0, true) => (Value::Varint(first as u64), offset + 1, offset + 2),
+        (0, false) => match rest.first() {
+            Some(&second) if second < 0x80 => {
+                (Value::Varint((first & 0x7f) as u64 | (second as u64) << 7), offset + 1, offset + 3)
+            }
+            _ => return None,
+        },
+        (2, true) => (Value::Len(rest.get(..first as usize)?), offset + 2, offset + 2 + first as usize),
         _ => return None,
     };
     Some(Field { number: (tag >> 3) as u32, offset, value_offset, end, value })
@@ -465,8 +472,9 @@ mod tests {
                 }
             }
         }
-        // Varints: 15 field numbers x 128 values x 3 lengths; Len: payloads of 0..=2 bytes.
-        assert_eq!(taken, 15 * 128 * 3 + 15 * (1 + 2 + 3));
+        // Varints: 15 field numbers x 128 one-byte values x 3 lengths, and the 128 two-byte
+        // values with a second byte of 0x61 x 2 lengths; Len: payloads of 0..=2 bytes.
+        assert_eq!(taken, 15 * 128 * 3 + 15 * 128 * 2 + 15 * (1 + 2 + 3));
         assert_eq!(short_field(&[0x08], 0), None);
     }
 
