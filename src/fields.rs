@@ -455,26 +455,29 @@ mod tests {
         );
     }
 
-    /// Every two-byte field start in every short message (where `short_field` takes the place
-    /// of the reference path): the same field, or `None` where the reference reads something
-    /// else (an error, a longer tag or value, another wire type).
+    /// Every tag and first two bytes after it, in messages of two to four bytes (where
+    /// `short_field` takes the place of the reference path): the same field, or `None` where
+    /// the reference reads something else (an error, a longer tag or varint, another wire type).
     #[test]
     fn short_fields_are_the_reference_fields() {
         let mut taken = 0;
         for tag in 0..=255u8 {
             for first in 0..=255u8 {
-                for len in 2..=4usize {
-                    let msg = [tag, first, 0x61, 0x62][..len].to_vec();
-                    if let Some(f) = short_field(&msg, 0) {
-                        assert_eq!(Ok(f), read_field(&msg, 0, DEFAULT_DEPTH_LIMIT), "{msg:02x?}");
-                        taken += 1;
+                for second in [0x00, 0x61, 0x7f, 0x80, 0xff] {
+                    for len in 2..=4usize {
+                        let msg = [tag, first, second, 0x62][..len].to_vec();
+                        if let Some(f) = short_field(&msg, 0) {
+                            assert_eq!(Ok(f), read_field(&msg, 0, DEFAULT_DEPTH_LIMIT), "{msg:02x?}");
+                            taken += 1;
+                        }
                     }
                 }
             }
         }
-        // Varints: 15 field numbers x 128 one-byte values x 3 lengths, and the 128 two-byte
-        // values with a second byte of 0x61 x 2 lengths; Len: payloads of 0..=2 bytes.
-        assert_eq!(taken, 15 * 128 * 3 + 15 * 128 * 2 + 15 * (1 + 2 + 3));
+        // For each of the 15 one-byte field numbers: 128 one-byte varints in 5 x 3 messages,
+        // 128 two-byte ones in 3 x 2 (a second byte below 0x80, three or four bytes), and
+        // payloads of 0..=2 bytes in 5 x (1 + 2 + 3).
+        assert_eq!(taken, 15 * (128 * 15 + 128 * 6 + 5 * 6));
         assert_eq!(short_field(&[0x08], 0), None);
     }
 
