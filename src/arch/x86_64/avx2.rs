@@ -273,7 +273,8 @@ mod tests {
         if !Backend::Avx2.is_available() {
             return;
         }
-        for p in payloads() {
+        // Under Miri (which interprets every instruction) one payload in 47, five of the 240.
+        for p in payloads().into_iter().step_by(if cfg!(miri) { 47 } else { 1 }) {
             for room in [p.len(), p.len() / 3, 0] {
                 let fns = &super::slow_pext::FNS;
                 agree(fns, |f| f.decode_u64, &p, room);
