@@ -158,10 +158,10 @@ impl<'a> Fields<'a> {
 }
 
 /// The field at `offset` of `buf` if its tag takes one byte and its value is a varint of one or
-/// two bytes or a payload with a one-byte length prefix, by branches: for the last fields of a
-/// message, where [`Fields::fast_next`] has no 16-byte window (all of a short message's), and
-/// which would otherwise call the reference path out of line. `None` for anything else, which
-/// that path then reads.
+/// two bytes or a payload with a one-byte length prefix, by branches. Tried whenever
+/// [`Fields::fast_next`] declines, which for such fields happens only where it has no 16-byte
+/// window: the last fields of a message (all of a short message's), which would otherwise call
+/// the reference path out of line. `None` for anything else, which that path then reads.
 #[inline(always)]
 fn short_field(buf: &[u8], offset: usize) -> Option<Field<'_>> {
     let [tag, first, rest @ ..] = buf.get(offset..)? else {
