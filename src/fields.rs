@@ -162,8 +162,9 @@ impl<'a> Fields<'a> {
 /// [`Fields::fast_next`] declines, which for such fields happens only where it has no 16-byte
 /// window: the last fields of a message (all of a short message's), which would otherwise call
 /// the reference path out of line. `None` for anything else, which that path then reads.
+/// [`crate::reader::Reader::skip_next`] takes its tail fields here too.
 #[inline(always)]
-fn short_field(buf: &[u8], offset: usize) -> Option<Field<'_>> {
+pub(crate) fn short_field(buf: &[u8], offset: usize) -> Option<Field<'_>> {
     let [tag, first, rest @ ..] = buf.get(offset..)? else {
         return None;
     };

@@ -865,6 +865,79 @@ fn scan_bench(message: (Vec<u8>, usize), data: String) -> Bench {
     }
 }
 
+/// Scanning small messages one by one, each as a message of its own (as a log pipeline or a
+/// dynamic decoder meets the records of a stream): the 100,000 records' bytes, every field of
+/// each (`count` in all). A record is 39-93 bytes, so its last 15 are the path for a message's
+/// end (`fields()` and `Reader::skip_next` read 16 bytes from a tag on their fast paths).
+fn scan_records_bench(n: usize) -> Bench {
+    let msg = data::records_message(&data::records(n));
+    let spans: Vec<(usize, usize)> = fields(&msg)
+        .map(|f| {
+            let f = f.unwrap();
+            (f.value_offset, f.end)
+        })
+        .collect();
+    let count: usize = spans.iter().map(|&(a, b)| fields(&msg[a..b]).count()).sum();
+    let sum: u64 =
+        spans.iter().flat_map(|&(a, b)| fields(&msg[a..b])).map(|f| f.unwrap().number as u64).sum();
+    let e = Some(hash_values([count as u64, sum]));
+    let (msg, spans) = (Rc::new(msg), Rc::new(spans));
+    let each = |scan: fn(&[u8], &mut u64, &mut u64)| {
+        let (m, sp) = (msg.clone(), spans.clone());
+        move |_: bool| {
+            let (mut n, mut s) = (0u64, 0u64);
+            for &(a, b) in sp.iter() {
+                scan(&m[a..b], &mut n, &mut s);
+            }
+            hash_values([n, s])
+        }
+    };
+    let cs = vec![
+        contender(
+            "pbwire fields()",
+            e,
+            each(|r, n, s| {
+                for f in fields(r) {
+                    *s += f.unwrap().number as u64;
+                    *n += 1;
+                }
+            }),
+        ),
+        contender(
+            "pbwire Reader::skip_next",
+            e,
+            each(|r, n, s| {
+                let mut r = pbwire::reader::Reader::new(r);
+                while !r.is_empty() {
+                    *s += r.skip_next().unwrap().field() as u64;
+                    *n += 1;
+                }
+            }),
+        ),
+        contender(
+            "prost decode_key + skip_field",
+            e,
+            each(|mut buf, n, s| {
+                while !buf.is_empty() {
+                    let (tag, wt) = prost::encoding::decode_key(&mut buf).unwrap();
+                    prost::encoding::skip_field(wt, tag, &mut buf, DecodeContext::default()).unwrap();
+                    *s += tag as u64;
+                    *n += 1;
+                }
+            }),
+        ),
+    ];
+    Bench {
+        kernel: "scan",
+        data: format!("{n} records, each a message of its own, {count} fields"),
+        unit: "field",
+        units: count,
+        bytes: spans.iter().map(|&(a, b)| b - a).sum(),
+        baseline: "prost decode_key + skip_field",
+        contenders: cs,
+    }
+}
+
 /// A pbwire row of the records bench: `decode` appends the message's records, borrowed, to a new
 /// `Vec` each call (prost allocates its own too).
 fn records_row(
@@ -1170,6 +1243,7 @@ fn specs(quick: bool) -> Vec<Spec> {
             scan_bench(message, data)
         }),
     );
+    add("scan/records".into(), Box::new(|| scan_records_bench(100_000)));
     add("records/100000".into(), Box::new(|| records_bench(100_000)));
     add("stream/20-100".into(), Box::new(|| stream_bench(100_000, 20, 100)));
     add("stream/50-300".into(), Box::new(|| stream_bench(50_000, 50, 300)));
