@@ -61,12 +61,12 @@ pub struct Reader<'a> {
     /// [`Reader::skip_raw`]'s errors).
     tag_rest: usize,
     /// The buffer from this message's start to the end of what may be read: for a reader
-    /// from [`Reader::read_message`], the bytes that follow the message in its parent's buffer
-    /// too (read, never used as data); for [`Reader::new`], the buffer. Lets a varint near the
-    /// message's end be read a word at a time. A slice, not a count of bytes past `rest`: a
-    /// pointer derived from `rest` may not read outside `rest`. Both constructors keep it
-    /// starting where the message does and at least `len` bytes long, which
-    /// [`Reader::window_chunk`]'s unchecked read relies on.
+    /// from [`Reader::read_message`] or [`Reader::within`], the bytes that follow the message
+    /// in its parent's buffer too (read, never used as data); for [`Reader::new`], the buffer.
+    /// Lets a varint near the message's end be read a word at a time. A slice, not a count of
+    /// bytes past `rest`: a pointer derived from `rest` may not read outside `rest`. Every
+    /// constructor keeps it starting where the message does and at least `len` bytes long,
+    /// which [`Reader::window_chunk`]'s unchecked read relies on.
     window: &'a [u8],
     /// How many length-delimited fields in a row [`Reader::skip_next`] has just skipped (up to
     /// [`LEN_RUN`]): from there on it tries [`wire::len_field_at`]'s branches first. Only
@@ -95,6 +95,42 @@ impl<'a> Reader<'a> {
     #[inline]
     pub const fn new(buf: &'a [u8]) -> Self {
         Reader { rest: buf, len: buf.len(), tag_rest: buf.len(), window: buf, len_run: 0 }
+    }
+
+    /// A reader at the start of `message`, a part of `buf`, that may look at the bytes of `buf`
+    /// after the message (read, never used as data), as a reader from
+    /// [`Reader::read_message`] does: the message's last fields then take the same fast paths
+    /// as the rest, where [`Reader::new`]'s reader takes a slower path for those in its last
+    /// 15 bytes (and for every field of a message that short). For messages that lie in a
+    /// larger buffer: a stream's (from [`crate::stream::delimited`]), a file's, a batch's.
+    /// Results, positions and errors are those of `Reader::new(message)`; a `message` that is
+    /// not within `buf` gives that reader.
+    ///
+    /// ```
+    /// use pbwire::{reader::Reader, stream};
+    ///
+    /// // Two length-prefixed messages: { 1: 150 } and { 2: "a" }.
+    /// let buf = [0x03, 0x08, 0x96, 0x01, 0x03, 0x12, 0x01, 0x61];
+    /// let mut numbers = Vec::new();
+    /// for message in stream::delimited(&buf) {
+    ///     let mut r = Reader::within(message?, &buf);
+    ///     while !r.is_empty() {
+    ///         numbers.push(r.skip_next()?.field());
+    ///     }
+    /// }
+    /// assert_eq!(numbers, [1, 2]);
+    /// # Ok::<(), pbwire::Error>(())
+    /// ```
+    #[inline]
+    pub fn within(message: &'a [u8], buf: &'a [u8]) -> Self {
+        // The message's offset in `buf`, if it lies there (addresses compared, never used as
+        // pointers: the window is a slice of `buf`, starting at the message's first byte).
+        let start = (message.as_ptr() as usize).wrapping_sub(buf.as_ptr() as usize);
+        let window = match buf.get(start..) {
+            Some(after) if after.len() >= message.len() => after,
+            _ => message,
+        };
+        Reader { rest: message, len: message.len(), tag_rest: message.len(), window, len_run: 0 }
     }
 
     /// The offset of the next byte to read.
@@ -679,6 +715,36 @@ mod tests {
         let mut r = Reader::new(&[0x80]);
         assert!(!r.read_tag_if(16 << 3));
         assert_eq!(r.position(), 0);
+    }
+
+    #[test]
+    fn within_reads_the_message_and_only_looks_past_it() {
+        // Two records and what follows them; the second ends in a one-byte varint.
+        let buf = [0x08, 0x96, 0x01, 0x10, 0x07, 0x18, 0x05, 0x12, 0x01, 0x61, 0xff, 0xff, 0xff];
+        let (first, second) = (&buf[..5], &buf[5..10]);
+        for (message, want) in [(first, [1u32, 2].as_slice()), (second, [3, 2].as_slice())] {
+            for outer in [&buf[..], &buf[..10], message, &buf[1..], &[][..]] {
+                let mut r = Reader::within(message, outer);
+                let mut got = [0u32; 2];
+                for slot in &mut got {
+                    *slot = r.skip_next().unwrap().field();
+                }
+                assert_eq!((&got[..], r.is_empty(), r.position()), (want, true, 5));
+            }
+        }
+        // The same reads and errors as `Reader::new`: a varint cut at the message's end, with
+        // continuation bytes after it in the buffer.
+        let buf = [0x08, 0x96, 0x01, 0x10, 0x80, 0x80, 0x01];
+        let (mut inside, mut alone) = (Reader::within(&buf[..5], &buf), Reader::new(&buf[..5]));
+        assert_eq!((inside.read_tag_if(0x08), inside.read_u32()), (true, Ok(150)));
+        assert_eq!((alone.read_tag_if(0x08), alone.read_u32()), (true, Ok(150)));
+        assert_eq!(inside.read_raw_tag(), Ok(0x10));
+        assert_eq!(alone.read_raw_tag(), Ok(0x10));
+        assert_eq!(inside.read_u64(), Err(Error::new(ErrorKind::Truncated, 4)));
+        assert_eq!(inside.read_u64(), alone.read_u64());
+        let mut inside = Reader::within(&buf[3..5], &buf);
+        assert_eq!(inside.skip_next(), Err(Error::new(ErrorKind::Truncated, 1)));
+        assert_eq!(inside.skip_next(), Reader::new(&buf[3..5]).skip_next());
     }
 
     /// Every tag and first two bytes after it, in messages of two to four bytes (all within

@@ -41,7 +41,9 @@ const PREFETCH_AHEAD: usize = 512;
 /// ends: [`ErrorKind::Truncated`] when the stream ends inside a length prefix or a message (so a
 /// reader can wait for more bytes), [`ErrorKind::VarintOverflow`] or
 /// [`ErrorKind::LengthOutOfBounds`] for a prefix that is no valid length; offsets point at the
-/// length prefix, relative to `stream`. The messages themselves are not looked into.
+/// length prefix, relative to `stream`. The messages themselves are not looked into; to read
+/// one, [`crate::reader::Reader::within`]`(message, stream)` gives a reader whose last fields
+/// take the fast paths (it may look at the stream's bytes after the message).
 #[inline]
 pub fn delimited(stream: &[u8]) -> Delimited<'_> {
     Delimited {

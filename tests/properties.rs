@@ -836,9 +836,10 @@ fn reader_call(
     }
 }
 
-/// A reader from `read_message` (which may read past the message's end) gives what a reader
-/// over the same bytes alone gives, call for call: values, positions, errors. The bytes after
-/// the message are random, so a varint cut by the message's end is often completed by them.
+/// A reader from `read_message` or `Reader::within` (which may read past the message's end)
+/// gives what a reader over the same bytes alone gives, call for call: values, positions,
+/// errors. The bytes after the message are random, so a varint cut by the message's end is
+/// often completed by them.
 #[test]
 fn nested_readers_equal_readers_over_the_same_bytes() {
     check(
@@ -851,11 +852,17 @@ fn nested_readers_equal_readers_over_the_same_bytes() {
             let mut outer = pbwire::reader::Reader::new(&msg);
             assert_eq!(outer.read_raw_tag(), Ok(0x0a));
             let mut nested = outer.read_message().unwrap();
+            // `Reader::within`, over the same message in the same buffer, likewise.
+            let start = msg.len() - after.len() - inner.len();
+            let mut within = pbwire::reader::Reader::within(&msg[start..start + inner.len()], &msg);
             let mut plain = pbwire::reader::Reader::new(inner);
             let mut last_raw = None;
             for &op in &ops {
                 let got = reader_call(&mut nested, op, last_raw);
                 if got != reader_call(&mut plain, op, last_raw) || nested.remaining() != plain.remaining() {
+                    return false;
+                }
+                if got != reader_call(&mut within, op, last_raw) || within.remaining() != plain.remaining() {
                     return false;
                 }
                 last_raw = if op % 12 == 1 { got.ok().map(|t| t as u32) } else { None };

@@ -914,6 +914,20 @@ fn scan_records_bench(n: usize) -> Bench {
                 }
             }),
         ),
+        {
+            let (m, sp) = (msg.clone(), spans.clone());
+            contender("pbwire Reader::within(record, buffer) + skip_next", e, move |_| {
+                let (mut n, mut s) = (0u64, 0u64);
+                for &(a, b) in sp.iter() {
+                    let mut r = pbwire::reader::Reader::within(&m[a..b], &m);
+                    while !r.is_empty() {
+                        s += r.skip_next().unwrap().field() as u64;
+                        n += 1;
+                    }
+                }
+                hash_values([n, s])
+            })
+        },
         contender(
             "prost decode_key + skip_field",
             e,
