@@ -3,7 +3,7 @@
 //! suffix of the input held in an exactly-sized heap buffer: same value, length, error kind and
 //! offset. And each `Reader` call on a reader over that suffix against the single-value
 //! functions it is defined by (`read_packed` against the reference packed decoder): same
-//! result and position afterwards; a reader from `read_message` against a reader over the same
+//! result and position afterwards; a reader from `read_message` or `Reader::within` against a reader over the same
 //! bytes alone; and every backend's UTF-8 check (simdutf8's where the CPU has one: the fuzz
 //! build enables the feature) against core's.
 #![no_main]
@@ -166,8 +166,8 @@ fn call(r: &mut Reader, op: u8) -> Result<u64, Error> {
     }
 }
 
-/// A reader from `read_message` over `data[..cut]` (which may read the bytes after it) against
-/// a reader over an exact copy of those bytes alone: the same results and positions, call for
+/// A reader from `read_message`, and one from `Reader::within`, over `data[..cut]` (which may
+/// read the bytes after it) against a reader over an exact copy of those bytes alone: the same results and positions, call for
 /// call, for every cut; the calls are chosen by the data's own bytes.
 fn check_nested(data: &[u8]) {
     for cut in 0..=data.len() {
@@ -182,9 +182,15 @@ fn check_nested(data: &[u8]) {
         let mut nested = outer.read_message().unwrap();
         assert_eq!(outer.remaining(), &data[cut..]);
         let mut plain = Reader::new(&plain_buf);
+        // `Reader::within`, over the same bytes in the outer buffer, likewise.
+        let start = outer_buf.len() - data.len();
+        let mut within = Reader::within(&outer_buf[start..start + cut], &outer_buf);
         for &op in data.iter().rev().take(16) {
-            assert_eq!(call(&mut nested, op), call(&mut plain, op), "cut {cut} op {op}");
+            let want = call(&mut plain, op);
+            assert_eq!(call(&mut nested, op), want, "cut {cut} op {op}");
             assert_eq!(nested.remaining(), plain.remaining());
+            assert_eq!(call(&mut within, op), want, "within: cut {cut} op {op}");
+            assert_eq!(within.remaining(), plain.remaining());
         }
     }
 }
