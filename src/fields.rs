@@ -69,14 +69,31 @@ pub struct Field<'a> {
 }
 
 /// An iterator over the fields of a message; see [`fields`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Fields<'a> {
     buf: &'a [u8],
+    /// The buffer from the message's start to the end of what may be read: for
+    /// [`Fields::within`], the bytes after the message too (read, never used as data); else
+    /// `buf`. At least as long as `buf`.
+    window: &'a [u8],
     pos: usize,
     depth_limit: u8,
     /// How many length-delimited fields in a row the fast path has just taken (up to
     /// [`LEN_RUN`]; from there on [`len_field`] is tried first), or [`FAILED`] after an error.
     state: u8,
+}
+
+/// The message and the position (not the bytes after the message that [`Fields::within`] may
+/// look at).
+impl core::fmt::Debug for Fields<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Fields")
+            .field("buf", &self.buf)
+            .field("pos", &self.pos)
+            .field("depth_limit", &self.depth_limit)
+            .field("state", &self.state)
+            .finish()
+    }
 }
 
 /// [`Fields::state`] after an error: the iterator has ended.
@@ -107,7 +124,33 @@ impl<'a> Fields<'a> {
     /// limit across the levels.
     #[inline]
     pub const fn with_depth_limit(message: &'a [u8], depth_limit: u8) -> Self {
-        Fields { buf: message, pos: 0, depth_limit, state: 0 }
+        Fields { buf: message, window: message, pos: 0, depth_limit, state: 0 }
+    }
+
+    /// Like [`fields`] over `message`, a part of `buf`, looking at the bytes of `buf` after the
+    /// message where that lets the last fields (all of a small message's) take the fast path
+    /// (read, never used as data; see [`crate::reader::Reader::within`]). The same fields and
+    /// errors as `fields(message)`; a `message` that is not within `buf` gives that iterator.
+    ///
+    /// ```
+    /// use pbwire::{fields::Fields, stream};
+    ///
+    /// // Two length-prefixed messages: { 1: 150 } and { 2: "a" }.
+    /// let buf = [0x03, 0x08, 0x96, 0x01, 0x03, 0x12, 0x01, 0x61];
+    /// let mut numbers = Vec::new();
+    /// for message in stream::delimited(&buf) {
+    ///     for field in Fields::within(message?, &buf) {
+    ///         numbers.push(field?.number);
+    ///     }
+    /// }
+    /// assert_eq!(numbers, [1, 2]);
+    /// # Ok::<(), pbwire::Error>(())
+    /// ```
+    #[inline]
+    pub fn within(message: &'a [u8], buf: &'a [u8]) -> Self {
+        let mut it = Fields::with_depth_limit(message, DEFAULT_DEPTH_LIMIT);
+        it.window = crate::reader::window_after(message, buf);
+        it
     }
 
     /// The offset of the next field (after an error: of the element that failed).
@@ -128,7 +171,7 @@ impl<'a> Fields<'a> {
     fn fast_next(&self) -> Option<Field<'a>> {
         let buf = self.buf;
         let offset = self.pos;
-        let window = wire::window(buf, offset)?;
+        let window = wire::window(self.window, offset)?;
         let f = wire::fast_field(window, buf.len() - offset)?;
         let value_at = |n: usize| {
             let mut bytes = [0u8; 8];

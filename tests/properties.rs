@@ -836,6 +836,22 @@ fn reader_call(
     }
 }
 
+/// `Fields::within` over a message in a larger buffer (random bytes after it) gives the same
+/// fields and errors as `fields` over the message alone.
+#[test]
+fn fields_within_a_buffer_equal_fields_alone() {
+    check(
+        (|msg: DamagedMessage, before: u8, after: Vec<u8>| {
+            let msg = &msg.0[..];
+            let mut buf = vec![0xff; before as usize % 4];
+            buf.extend_from_slice(msg);
+            buf.extend_from_slice(&after);
+            let start = before as usize % 4;
+            pbwire::fields::Fields::within(&buf[start..start + msg.len()], &buf).eq(fields(msg))
+        }) as fn(DamagedMessage, u8, Vec<u8>) -> bool,
+    );
+}
+
 /// A reader from `read_message` or `Reader::within` (which may read past the message's end)
 /// gives what a reader over the same bytes alone gives, call for call: values, positions,
 /// errors. The bytes after the message are random, so a varint cut by the message's end is

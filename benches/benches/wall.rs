@@ -916,6 +916,19 @@ fn scan_records_bench(n: usize) -> Bench {
         ),
         {
             let (m, sp) = (msg.clone(), spans.clone());
+            contender("pbwire Fields::within(record, buffer)", e, move |_| {
+                let (mut n, mut s) = (0u64, 0u64);
+                for &(a, b) in sp.iter() {
+                    for f in pbwire::fields::Fields::within(&m[a..b], &m) {
+                        s += f.unwrap().number as u64;
+                        n += 1;
+                    }
+                }
+                hash_values([n, s])
+            })
+        },
+        {
+            let (m, sp) = (msg.clone(), spans.clone());
             contender("pbwire Reader::within(record, buffer) + skip_next", e, move |_| {
                 let (mut n, mut s) = (0u64, 0u64);
                 for &(a, b) in sp.iter() {

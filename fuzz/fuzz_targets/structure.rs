@@ -1,4 +1,5 @@
-//! The field iterator, `fields::validate` (through every backend), `wire::skip_field` and `stream::delimited` against
+//! The field iterator (and `Fields::within` on payloads against the iterator alone),
+//! `fields::validate` (through every backend), `wire::skip_field` and `stream::delimited` against
 //! the reference parser (recursive, bounded by the depth limit): every field's number, offsets
 //! and value (sub-slices by position), the first error's kind and offset, the iterator's
 //! position afterwards. Inputs are generated messages (nested messages, groups balanced or not,
@@ -70,7 +71,13 @@ fn check_message(msg: &[u8], limit: u8, levels: u32) {
     if levels > 0 {
         for f in want.iter().flatten() {
             match f.value {
-                r::Value::Len(s, e) => check_message(&msg[s..e], limit, levels - 1),
+                r::Value::Len(s, e) => {
+                    // The payload within this message, looking at what follows it: the same
+                    // fields as alone.
+                    let within = fields::Fields::within(&msg[s..e], msg);
+                    assert!(within.eq(fields::fields(&msg[s..e])), "within at {s}..{e}");
+                    check_message(&msg[s..e], limit, levels - 1)
+                }
                 // A group's content, with the limit it has inside (one level used).
                 r::Value::Group(s, e) => check_message(&msg[s..e], limit.saturating_sub(1), levels - 1),
                 _ => {}
