@@ -130,7 +130,8 @@ impl<'a> Fields<'a> {
     /// Like [`fields`] over `message`, a part of `buf`, looking at the bytes of `buf` after the
     /// message where that lets the last fields (all of a small message's) take the fast path
     /// (read, never used as data; see [`crate::reader::Reader::within`]). The same fields and
-    /// errors as `fields(message)`; a `message` that is not within `buf` gives that iterator.
+    /// errors as `fields(message)` (groups nest at most [`DEFAULT_DEPTH_LIMIT`] deep); a
+    /// `message` that is not within `buf` gives that iterator.
     ///
     /// ```
     /// use pbwire::{fields::Fields, stream};
@@ -149,7 +150,7 @@ impl<'a> Fields<'a> {
     #[inline]
     pub fn within(message: &'a [u8], buf: &'a [u8]) -> Self {
         let mut it = Fields::with_depth_limit(message, DEFAULT_DEPTH_LIMIT);
-        it.window = crate::reader::window_after(message, buf);
+        it.window = wire::window_after(message, buf);
         it
     }
 

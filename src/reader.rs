@@ -123,7 +123,7 @@ impl<'a> Reader<'a> {
     /// ```
     #[inline]
     pub fn within(message: &'a [u8], buf: &'a [u8]) -> Self {
-        let window = window_after(message, buf);
+        let window = wire::window_after(message, buf);
         Reader { rest: message, len: message.len(), tag_rest: message.len(), window, len_run: 0 }
     }
 
@@ -594,20 +594,6 @@ impl<'a> Reader<'a> {
         let (tag, n) = skip_next_reference(self.rest, self.position())?;
         self.advance(n);
         Ok(tag)
-    }
-}
-
-/// `buf` from `message`'s first byte to its end, if `message` lies within `buf`; else
-/// `message`. Either way a slice that starts where `message` does and is at least as long (the
-/// window of [`Reader::within`] and [`crate::fields::Fields::within`]).
-#[inline]
-pub(crate) fn window_after<'a>(message: &'a [u8], buf: &'a [u8]) -> &'a [u8] {
-    // The message's offset in `buf`, if it lies there (addresses compared, never used as
-    // pointers: the window is a slice of `buf`, starting at the message's first byte).
-    let start = (message.as_ptr() as usize).wrapping_sub(buf.as_ptr() as usize);
-    match buf.get(start..) {
-        Some(after) if after.len() >= message.len() => after,
-        _ => message,
     }
 }
 

@@ -444,6 +444,20 @@ pub(crate) fn window(buf: &[u8], pos: usize) -> Option<&[u8; 16]> {
     buf.get(pos..pos.checked_add(16)?).and_then(|w| w.try_into().ok())
 }
 
+/// `buf` from `message`'s first byte to its end, if `message` lies within `buf`; else
+/// `message`. Either way a slice that starts where `message` does and is at least as long (the
+/// window of [`crate::reader::Reader::within`] and [`crate::fields::Fields::within`]).
+#[inline]
+pub(crate) fn window_after<'a>(message: &'a [u8], buf: &'a [u8]) -> &'a [u8] {
+    // The message's offset in `buf`, if it lies there (addresses compared, never used as
+    // pointers: the window is a slice of `buf`, starting at the message's first byte).
+    let start = (message.as_ptr() as usize).wrapping_sub(buf.as_ptr() as usize);
+    match buf.get(start..) {
+        Some(after) if after.len() >= message.len() => after,
+        _ => message,
+    }
+}
+
 /// A length-delimited field found by [`len_field_at`]: offsets in the buffer it was given.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LenField {
