@@ -3,8 +3,8 @@
 //! suffix of the input held in an exactly-sized heap buffer: same value, length, error kind and
 //! offset. And each `Reader` call on a reader over that suffix against the single-value
 //! functions it is defined by (`read_packed` against the reference packed decoder): same
-//! result and position afterwards; a reader from `read_message` or `Reader::within` against a reader over the same
-//! bytes alone; and every backend's UTF-8 check (simdutf8's where the CPU has one: the fuzz
+//! result and position afterwards; a reader from `read_message` or `Reader::within` against a
+//! reader over the same bytes alone; and every backend's UTF-8 check (simdutf8's where the CPU has one: the fuzz
 //! build enables the feature) against core's.
 #![no_main]
 
@@ -167,8 +167,9 @@ fn call(r: &mut Reader, op: u8) -> Result<u64, Error> {
 }
 
 /// A reader from `read_message`, and one from `Reader::within`, over `data[..cut]` (which may
-/// read the bytes after it) against a reader over an exact copy of those bytes alone: the same results and positions, call for
-/// call, for every cut; the calls are chosen by the data's own bytes.
+/// read the bytes after it) against a reader over an exact copy of those bytes alone: the same
+/// results and positions, call for call, for every cut; the calls are chosen by the data's own
+/// bytes.
 fn check_nested(data: &[u8]) {
     for cut in 0..=data.len() {
         let mut outer_bytes = vec![0x0a];
