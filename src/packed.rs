@@ -89,6 +89,16 @@ pub(crate) trait Block32 {
     /// `int32`s) in 32-bit lanes rather than by 64-bit leading-zero counts.
     const INT32_LENGTHS: bool = false;
 
+    /// The bytes a block of 64-bit wire values takes whose values all fit 32 bits, or (for
+    /// `SIGNED`) are all sign-extended 32-bit values, a negative one ten bytes: by default the
+    /// lengths of their low halves as the compiler vectorizes [`len_32`].
+    #[inline(always)]
+    fn len_fits_32<const SIGNED: bool>(v: &[u64; BLOCK]) -> usize {
+        v.iter()
+            .map(|&x| if SIGNED && (x as i64) < 0 { varint::MAX_LEN as u32 } else { len_32(x as u32) as u32 })
+            .sum::<u32>() as usize
+    }
+
     /// The low 32 bits of each value of a 64-bit block that fits 32 bits, for
     /// [`Block32::encode`]: by default as the compiler narrows it.
     #[inline(always)]
@@ -529,12 +539,10 @@ fn encoded_len_with<V: VarintType, B: Block32>(values: &[V::Elem]) -> usize {
     for block in &mut blocks {
         let wire: [u64; BLOCK] = core::array::from_fn(|i| V::to_wire(block[i]));
         total += if wire.iter().fold(0, |acc, &x| acc | x >> 32) == 0 {
-            wire.iter().map(|&x| len_32(x as u32) as u32).sum::<u32>() as usize
+            B::len_fits_32::<false>(&wire)
         } else if B::INT32_LENGTHS && wire.iter().fold(0, |acc, &x| acc | x.wrapping_add(1 << 31) >> 32) == 0
         {
-            wire.iter()
-                .map(|&x| if (x as i64) < 0 { varint::MAX_LEN as u32 } else { len_32(x as u32) as u32 })
-                .sum::<u32>() as usize
+            B::len_fits_32::<true>(&wire)
         } else {
             sum(block)
         };

@@ -5,12 +5,15 @@
 
 use crate::arch::generic;
 use crate::arch::x86_64::sse2;
+use crate::varint;
 use core::arch::x86_64::{
-    __m256i, _bzhi_u64, _mm256_and_si256, _mm256_andnot_si256, _mm256_blend_epi32, _mm256_castsi128_si256,
-    _mm256_castsi256_si128, _mm256_cmpgt_epi8, _mm256_extracti128_si256, _mm256_inserti128_si256,
+    __m256i, _bzhi_u64, _mm256_add_epi32, _mm256_and_si256, _mm256_andnot_si256, _mm256_blend_epi32,
+    _mm256_castps_si256, _mm256_castsi128_si256, _mm256_castsi256_ps, _mm256_castsi256_si128,
+    _mm256_cmpgt_epi32, _mm256_cmpgt_epi8, _mm256_extracti128_si256, _mm256_inserti128_si256,
     _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16, _mm256_movemask_epi8, _mm256_or_si256,
-    _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set1_epi8, _mm256_slli_epi64,
-    _mm256_srli_epi64, _mm256_sub_epi64, _mm256_xor_si256, _pext_u64,
+    _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set1_epi8, _mm256_setzero_si256,
+    _mm256_shuffle_ps, _mm256_slli_epi64, _mm256_srai_epi32, _mm256_srli_epi64, _mm256_sub_epi32,
+    _mm256_sub_epi64, _mm256_xor_si256, _mm_add_epi32, _mm_cvtsi128_si32, _mm_shuffle_epi32, _pext_u64,
 };
 
 #[derive(Clone, Copy)]
@@ -140,6 +143,42 @@ pub(crate) struct Avx2Block32;
 
 impl crate::packed::Block32 for Avx2Block32 {
     const INT32_LENGTHS: bool = true;
+
+    /// Eight values a step in 32-bit lanes: their low halves gathered from two registers by one
+    /// in-lane shuffle (in an order of its own: only the sum counts), then signed compares
+    /// against the four thresholds of a longer varint; a value with bit 31 set, which those
+    /// compares leave at one byte, gets four more (below 2^32: five bytes) or nine (a negative
+    /// `int32`: ten). The compiler's own loop narrowed four values at a time into 128-bit
+    /// registers with two ops, and compared unsigned with two ops a threshold.
+    #[inline(always)]
+    fn len_fits_32<const SIGNED: bool>(v: &[u64; crate::packed::BLOCK]) -> usize {
+        // SAFETY: only instantiated inside functions compiled with AVX2 enabled; each load
+        // reads 32 of the block's 256 bytes.
+        unsafe {
+            let p = v.as_ptr() as *const __m256i;
+            let mut sum = _mm256_setzero_si256();
+            for i in 0..crate::packed::BLOCK / 8 {
+                let (a, b) = (_mm256_loadu_si256(p.add(2 * i)), _mm256_loadu_si256(p.add(2 * i + 1)));
+                let x = _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(
+                    _mm256_castsi256_ps(a),
+                    _mm256_castsi256_ps(b),
+                ));
+                // A true compare is -1: subtracted, one byte more.
+                for threshold in [0x7f, 0x3fff, 0x1f_ffff, 0x0fff_ffff] {
+                    sum = _mm256_sub_epi32(sum, _mm256_cmpgt_epi32(x, _mm256_set1_epi32(threshold)));
+                }
+                let top = if SIGNED { varint::MAX_LEN as i32 - 1 } else { 4 };
+                sum = _mm256_add_epi32(
+                    sum,
+                    _mm256_and_si256(_mm256_srai_epi32::<31>(x), _mm256_set1_epi32(top)),
+                );
+            }
+            let half = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256::<1>(sum));
+            let half = _mm_add_epi32(half, _mm_shuffle_epi32::<0b01_00_11_10>(half));
+            let half = _mm_add_epi32(half, _mm_shuffle_epi32::<0b10_11_00_01>(half));
+            crate::packed::BLOCK + _mm_cvtsi128_si32(half) as u32 as usize
+        }
+    }
 
     #[inline(always)]
     fn encode<const SIGNED: bool>(v: &[u32; crate::packed::BLOCK], dst: &mut [u8]) -> Option<usize> {
