@@ -675,8 +675,8 @@ pub(crate) trait CarryIn: Copy + Default {
     fn shift_in<const K: u32>(self, mask: u64) -> u64;
 }
 
-/// The whole mask: `mask << K | previous >> (64 - K)`, one `SHLD` on x86-64, which is one
-/// micro-op on Intel and on AMD from Zen 3.
+/// The whole mask: `mask << K | previous >> (64 - K)`, one `SHLD` on x86-64, which LLVM's
+/// tuning takes as cheap on Intel's cores and on AMD's from Zen 3.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Whole(u64);
 
@@ -710,8 +710,8 @@ impl CarryIn for TopBits {
     }
 }
 
-/// Runs of continuation bytes through consecutive windows: what each run's mask hands to the
-/// next window, so that each window's runs take a few shifts a step whatever the window before.
+/// Runs of continuation bytes through consecutive windows: each run's mask as it carries into
+/// the next window ([`CarryIn`]), and the last window's continuation bits.
 #[derive(Clone, Copy, Default)]
 struct ContinuationRuns<C: CarryIn> {
     /// Bit `j`: byte `j` of the window is a continuation byte.
