@@ -197,6 +197,27 @@ impl Kernel {
         self.backend
     }
 
+    /// Whether these are the AVX2 kernels for a CPU whose PEXT runs in microcode (AMD and
+    /// Hygon before Zen 3: hundreds of cycles an instruction), which [`Kernel::new`] and the
+    /// dispatch hand out there instead of the usual AVX2 ones: shifts and masks where those use
+    /// PEXT, and no `SHLD` in `skip_varints`. The same results either way; false on every other
+    /// CPU and backend.
+    ///
+    /// ```
+    /// use pbwire::backend::{Backend, Kernel};
+    /// assert!(!Kernel::new(Backend::Scalar).unwrap().avoids_slow_pext());
+    /// ```
+    pub fn avoids_slow_pext(&self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            core::ptr::eq(self.fns, &arch::x86_64::avx2::slow_pext::FNS)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+
     /// For the fuzz targets only (built with `--cfg fuzzing`, as `cargo fuzz` does): the AVX2
     /// backend's table for CPUs with a slow PEXT (shifts and masks instead), which a CPU with a
     /// fast one never chooses; `None` without AVX2. Not part of the API.

@@ -63,6 +63,10 @@ pub fn report(mut w: impl Write) -> io::Result<()> {
     let names: Vec<&str> = backends::available().map(Backend::name).collect();
     writeln!(w, "backends available: {}", names.join(", "))?;
     writeln!(w, "backend detected:   {}", backends::detected().name())?;
+    if Kernel::detected().avoids_slow_pext() {
+        // The AVX2 table without PEXT (see `Kernel::avoids_slow_pext`).
+        writeln!(w, "  (its kernels without PEXT, which this CPU runs in microcode)")?;
+    }
     writeln!(w, "kernels:")?;
     for (kernel, b) in kernel_backends() {
         writeln!(w, "  {kernel:<32} {}", b.name())?;

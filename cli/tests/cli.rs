@@ -176,6 +176,8 @@ fn cpu_reports_backends() {
     assert!(s.contains("backends available: scalar") && s.contains("count_varints"), "{s}");
     let detected = pbwire::backend::detected().name();
     assert!(s.contains(&format!("backend detected:   {detected}")), "{s}");
+    let slow_pext = pbwire::backend::Kernel::detected().avoids_slow_pext();
+    assert_eq!(s.contains("without PEXT"), slow_pext, "{s}");
     #[cfg(target_arch = "x86_64")]
     assert!(s.contains("sse2         yes") && s.contains("avx512vbmi2"), "{s}");
 }

@@ -311,6 +311,21 @@ mod tests {
         }
     }
 
+    /// `Kernel::avoids_slow_pext` says which AVX2 table a kernel has: the slow-PEXT one exactly
+    /// where this CPU's PEXT is slow, on no other backend.
+    #[test]
+    fn kernels_say_whether_they_avoid_pext() {
+        use crate::backend::Kernel;
+        for b in crate::backend::available() {
+            let want = b == Backend::Avx2 && !crate::arch::x86_64::pext_is_fast();
+            assert_eq!(Kernel::new(b).unwrap().avoids_slow_pext(), want, "{b:?}");
+        }
+        assert_eq!(
+            Kernel::detected().avoids_slow_pext(),
+            Kernel::detected().backend() == Backend::Avx2 && !crate::arch::x86_64::pext_is_fast()
+        );
+    }
+
     /// The table for CPUs with a slow PEXT, which most machines CI runs on never choose, against
     /// the reference, as `tests/backends.rs` checks the chosen tables.
     #[test]
