@@ -10,7 +10,7 @@
 //!
 //! Single-value functions ([`crate::varint`], [`crate::wire`]) never dispatch: they are
 //! `#[inline]` scalar code. Of the message-level calls only [`crate::fields::validate`] does
-//! (its field scan: a table of field lengths on AVX-512).
+//! (its field scan: a table of field lengths on AVX-512 and AVX2).
 //!
 //! To run or compare a specific backend, take a [`Kernel`]: tests, fuzzers and benchmarks run
 //! every backend [`available`] on the machine.
@@ -260,7 +260,7 @@ impl Kernel {
     }
 
     /// The backend whose field scan [`Kernel::validate`] runs: this kernel's own where it has
-    /// one (AVX-512's table of field lengths), else [`Backend::Scalar`] (the scalar loop).
+    /// one (the AVX-512 and AVX2 tables of field lengths), else [`Backend::Scalar`] (the scalar loop).
     ///
     /// ```
     /// use pbwire::backend::{Backend, Kernel};

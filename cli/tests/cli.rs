@@ -188,14 +188,18 @@ fn bench_table_and_progress() {
     assert_eq!(o.status.code(), Some(0));
     let s = stdout(&o);
     assert!(s.starts_with("kernel "), "{s}");
-    // 4 packed kernels per backend and 2 message scans, on 4 distributions; header and note.
+    // 4 packed kernels and `validate` per backend and `fields` once, on 4 distributions; header
+    // and note.
     let backends = pbwire::backend::available().count();
-    let rows = 4 * (4 * backends + 2);
+    let rows = 4 * (5 * backends + 1);
     assert_eq!(s.lines().count(), rows + 2, "{s}");
     for b in pbwire::backend::available() {
         assert!(s.contains(&format!("decode_sint64  realistic  {:<8}", b.name())), "{s}");
     }
-    assert!(s.contains("validate       u64-mixed  scalar"), "{s}");
+    for b in pbwire::backend::available() {
+        assert!(s.contains(&format!("validate       u64-mixed  {:<8}", b.name())), "{s}");
+    }
+    assert!(s.contains("fields         u64-mixed  scalar"), "{s}");
     assert!(stderr(&o).contains(&format!("bench {rows:>3}/{rows}")), "{}", stderr(&o));
 }
 

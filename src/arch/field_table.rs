@@ -23,10 +23,6 @@ pub(crate) const CHUNK: usize = 1024;
 /// The most chase steps taken for one block built.
 const MAX_STEPS: usize = 8;
 
-/// Fewer fields than this in a chunk (an average field of 26 bytes or more) end the scan: the
-/// AVX-512 build of a chunk takes about as long as the scalar path's 35 fields.
-const MIN_FIELDS: usize = 40;
-
 /// Zero entries after a table's chunk: where the chase waits once a field ends past the chunk
 /// (`MAX_FIELD` at most past it).
 const PAD: usize = 256;
@@ -37,6 +33,9 @@ pub(crate) trait FieldLengths {
     const BLOCK: usize;
     /// Bytes the call reads from the block's start.
     const READS: usize;
+    /// Fewer fields than this in a chunk end the scan: about as many as the scalar path takes
+    /// in the time the builder takes for a chunk's table.
+    const MIN_FIELDS: usize;
 
     /// Writes `out[i]` for `i < BLOCK`: the length of the field starting at `at + i` if
     /// `at + i < limit` and the field is a table field, else 0. A table field has a tag of 1 or
@@ -125,7 +124,7 @@ pub(crate) unsafe fn scan<L: FieldLengths>(message: &[u8], start: usize, depth_l
             // of the block in which the chase left the chunk. The next chunk gets a quarter
             // more (the fields a chunk holds vary).
             let fields = if more > 0 { steps * blocks + more } else { steps * chasing + steps / 2 };
-            if fields < MIN_FIELDS {
+            if fields < L::MIN_FIELDS {
                 return base + rel;
             }
             steps = (fields + fields / 4).div_ceil(blocks).clamp(1, MAX_STEPS);
@@ -227,5 +226,139 @@ unsafe fn build<L: FieldLengths>(
         } else {
             out.fill(0);
         }
+    }
+}
+
+/// Checks of a table builder against a model of its entries, which each backend's tests run
+/// with its own builder.
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// The entry the table must hold for the field at `p`, from the scalar reference functions.
+    fn model(m: &[u8], p: usize, limit: usize) -> u8 {
+        if p >= limit {
+            return 0;
+        }
+        let (raw, tag_len) = match (m[p], m[p + 1]) {
+            (b0, _) if b0 < 0x80 => (b0 as u32, 1),
+            (_, b1) if b1 >= 0x80 => return 0,
+            (b0, b1) => ((b0 & 0x7f) as u32 | (b1 as u32) << 7, 2),
+        };
+        let value = &m[p + tag_len..];
+        let len = match raw & 7 {
+            _ if raw >> 3 == 0 => return 0,
+            0 => match crate::varint::decode_u64(value) {
+                Ok((_, n)) => n,
+                Err(_) => return 0,
+            },
+            1 => 8,
+            5 => 4,
+            2 if value[0] < 0x80 => 1 + value[0] as usize,
+            _ => return 0,
+        };
+        (tag_len + len) as u8
+    }
+
+    /// Every lane of blocks of random bytes (half of them with the continuation bit, many
+    /// zeros and ones, so that tags, varints of every length and tenth bytes all occur), at
+    /// every limit around the block, against the model.
+    ///
+    /// # Safety
+    /// The CPU must support `L`'s instruction set.
+    pub(crate) unsafe fn every_lane_equals_the_model<L: FieldLengths>() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..4000 {
+            let mut m = std::vec![0u8; L::BLOCK + L::READS];
+            for b in m.iter_mut() {
+                let r = random();
+                *b = match r % 8 {
+                    0 => 0,
+                    1 => 1,
+                    2 | 3 => 0x80 | (r >> 8) as u8,
+                    4 => (r >> 8) as u8 & 0x7f,
+                    5 => 0x80 | (round % 8) as u8,
+                    _ => (r >> 8) as u8,
+                };
+            }
+            // Runs of 7 to 11 continuation bytes ending in 0..=3: varints around ten bytes.
+            for _ in 0..4 {
+                let r = random();
+                let (at, run) = ((r % L::BLOCK as u64) as usize, 7 + (r >> 8) as usize % 5);
+                m[at..at + run].fill(0x80 | (r >> 16) as u8);
+                m[at + run] = (r >> 24) as u8 % 4;
+            }
+            for limit in [0, 1, 31, 63, 64, 200] {
+                let mut out = std::vec![0xaau8; L::BLOCK];
+                // SAFETY: the caller guarantees the instruction set; `m` holds `READS` bytes
+                // from 0, `out` `BLOCK`.
+                unsafe { L::lengths(m.as_ptr(), 0, limit, out.as_mut_ptr()) };
+                for (i, &got) in out.iter().enumerate() {
+                    assert_eq!(
+                        got,
+                        model(&m, i, limit),
+                        "lane {i}, limit {limit}, bytes {:02x?}",
+                        &m[i..i + 12]
+                    );
+                }
+            }
+        }
+    }
+
+    /// The scan takes a long message of table fields and fields it leaves to the scalar paths
+    /// (a longer payload, a group, a 3-byte tag) up to its last `READS` bytes at most, stopping
+    /// at a field's start; it stops at an error, and soon in a message of long fields.
+    ///
+    /// # Safety
+    /// The CPU must support `L`'s instruction set, which `scan_fields` runs.
+    pub(crate) unsafe fn the_scan_takes_valid_fields_and_stops_at_errors<L: FieldLengths>(
+        scan_fields: crate::arch::ScanFields,
+    ) {
+        let mut m = std::vec::Vec::new();
+        let mut starts = std::vec::Vec::new();
+        for i in 0..4000u32 {
+            starts.push(m.len());
+            match i % 25 {
+                6 => m.extend_from_slice(&[0x80, 0x80, 0x01, 0x00]),
+                12 => m.extend_from_slice(&[0x0b, 0x08, 0x01, 0x0c]),
+                24 => {
+                    m.extend_from_slice(&[0x22, 0xc8, 0x01]);
+                    m.extend(core::iter::repeat_n(0x80, 200));
+                }
+                k if k % 4 == 0 => m.extend_from_slice(&[0x08, 0x96, 0x01]),
+                k if k % 4 == 1 => m.extend_from_slice(&[0x91, 0x02, 1, 2, 3, 4, 5, 6, 7, 8]),
+                k if k % 4 == 2 => m.extend_from_slice(&[0x15, 1, 2, 3, 4]),
+                _ => m.extend_from_slice(&[0x1a, 3, b'a', b'b', b'c']),
+            }
+        }
+        // SAFETY: the caller guarantees the instruction set.
+        let end = unsafe { scan_fields(&m, 0, 100) };
+        let at_a_start = starts.contains(&end) || end == m.len();
+        assert!(at_a_start && end + L::READS >= m.len(), "{end} of {}", m.len());
+        // SAFETY: as above.
+        assert_eq!(unsafe { scan_fields(&m, starts[7], 100) }, end);
+        // A group is an error with a depth limit of 0.
+        // SAFETY: as above.
+        assert_eq!(unsafe { scan_fields(&m, 0, 0) }, starts[12]);
+        // Field number 0 at field 1000 stops it there.
+        let at = starts[1000];
+        m[at] = 0;
+        // SAFETY: as above.
+        assert_eq!(unsafe { scan_fields(&m, 0, 100) }, at);
+        // SAFETY: as above.
+        assert_eq!(unsafe { scan_fields(&m, starts[1001], 100) }, end);
+
+        // 100-byte payloads: the scan gives up after the first two chunks.
+        let long: std::vec::Vec<u8> =
+            (0..1000).flat_map(|_| [0x0a, 98].into_iter().chain([b'a'; 98])).collect();
+        // SAFETY: as above.
+        let gave_up = unsafe { scan_fields(&long, 0, 100) };
+        assert!(gave_up % 100 == 0 && gave_up <= 2 * CHUNK + 100, "{gave_up}");
     }
 }

@@ -212,8 +212,8 @@ pub(crate) const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = crate::arch::utf8_cor
 
 crate::packed::encoders_with!("avx2,bmi1,bmi2,lzcnt,popcnt", crate::arch::x86_64::avx2::Avx2Block32);
 
-/// No field-length table yet: `fields::validate` runs the scalar fast path.
-const SCAN_FIELDS: Option<crate::arch::ScanFields> = None;
+/// `fields::validate` starts with the AVX2 table of field lengths.
+const SCAN_FIELDS: Option<crate::arch::ScanFields> = Some(super::avx2_fields::scan_fields);
 
 generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, generic::InLanes<Avx2Lanes>, encoders);
 

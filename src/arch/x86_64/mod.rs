@@ -1,6 +1,7 @@
 //! x86-64 backends and CPU feature detection (CPUID and XGETBV, no `std` needed).
 
 pub(crate) mod avx2;
+pub(crate) mod avx2_fields;
 pub(crate) mod avx512;
 pub(crate) mod avx512_encode;
 pub(crate) mod avx512_fields;
