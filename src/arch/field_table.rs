@@ -37,16 +37,16 @@ pub(crate) trait FieldLengths {
     /// in the time the builder takes for a chunk's table.
     const MIN_FIELDS: usize;
 
-    /// Writes `out[i]` for `i < BLOCK`: the length of the field starting at `at + i` if
-    /// `at + i < limit` and the field is a table field, else 0. A table field has a tag of 1 or
+    /// Writes `out[i]` for `i < BLOCK`: the length of the field starting at `block + i` if
+    /// `i < below` and the field is a table field, else 0. A table field has a tag of 1 or
     /// 2 bytes with a non-zero field number and wire type 0 (a valid varint), 1, 5 or 2 (a
     /// 1-byte length prefix), so that it is a complete, valid field of at most [`MAX_FIELD`]
     /// bytes whatever follows it.
     ///
     /// # Safety
-    /// `message` must be valid for reads of `at + READS` bytes, `out` for writes of `BLOCK`,
-    /// and the CPU must support the implementation's instruction set.
-    unsafe fn lengths(message: *const u8, at: usize, limit: usize, out: *mut u8);
+    /// `block` must be valid for reads of `READS` bytes, `out` for writes of `BLOCK`, and the
+    /// CPU must support the implementation's instruction set.
+    unsafe fn lengths(block: *const u8, below: usize, out: *mut u8);
 }
 
 /// A table: a chunk's entries, then the zero padding.
@@ -222,7 +222,7 @@ unsafe fn build<L: FieldLengths>(
         if at < limit {
             // SAFETY: `at < limit <= message.len() - READS`, so `READS` bytes are readable from
             // `at`; `out` is `BLOCK` bytes; the caller guarantees the instruction set.
-            unsafe { L::lengths(message.as_ptr(), at, limit, out.as_mut_ptr()) };
+            unsafe { L::lengths(message.as_ptr().add(at), limit - at, out.as_mut_ptr()) };
         } else {
             out.fill(0);
         }
@@ -298,7 +298,7 @@ pub(crate) mod tests {
                 let mut out = std::vec![0xaau8; L::BLOCK];
                 // SAFETY: the caller guarantees the instruction set; `m` holds `READS` bytes
                 // from 0, `out` `BLOCK`.
-                unsafe { L::lengths(m.as_ptr(), 0, limit, out.as_mut_ptr()) };
+                unsafe { L::lengths(m.as_ptr(), limit, out.as_mut_ptr()) };
                 for (i, &got) in out.iter().enumerate() {
                     assert_eq!(
                         got,

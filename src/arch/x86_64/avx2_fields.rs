@@ -15,7 +15,7 @@ pub(crate) struct Avx2Lengths;
 
 impl FieldLengths for Avx2Lengths {
     const BLOCK: usize = 32;
-    // Bytes `at + 11 .. at + 43`: the tenth byte of a varint after a 2-byte tag at the block's
+    // Bytes 11 .. 43: the tenth byte of a varint after a 2-byte tag at the block's
     // last position.
     const READS: usize = 43;
     // An average field of 20 bytes or more: on Emerald Rapids the mixed message's chunks (about
@@ -23,10 +23,10 @@ impl FieldLengths for Avx2Lengths {
     const MIN_FIELDS: usize = 50;
 
     #[inline(always)]
-    unsafe fn lengths(message: *const u8, at: usize, limit: usize, out: *mut u8) {
-        // SAFETY: the caller guarantees `READS` readable bytes from `at` (the furthest load
-        // ends at `at + 11 + 32`), 32 writable at `out`, and AVX2.
-        unsafe { lengths(message.add(at), limit - at, out) }
+    unsafe fn lengths(block: *const u8, below: usize, out: *mut u8) {
+        // SAFETY: the caller guarantees `READS` readable bytes at `block` (the furthest load
+        // ends at `block + 11 + 32`), 32 writable at `out`, and AVX2.
+        unsafe { lengths(block, below, out) }
     }
 }
 

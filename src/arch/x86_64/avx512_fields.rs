@@ -16,17 +16,17 @@ pub(crate) struct Avx512Lengths;
 
 impl FieldLengths for Avx512Lengths {
     const BLOCK: usize = 64;
-    // Bytes `at + 65 .. at + 129` for the varint ends of the block's last values.
+    // Bytes 65 .. 129 for the varint ends of the block's last values.
     const READS: usize = 129;
     // An average field of 26 bytes or more: the build of a chunk took about as long as the
     // scalar path's 35 fields on Zen 4 (37 cycles a block).
     const MIN_FIELDS: usize = 40;
 
     #[inline(always)]
-    unsafe fn lengths(message: *const u8, at: usize, limit: usize, out: *mut u8) {
-        // SAFETY: the caller guarantees `READS` readable bytes from `at` (the furthest load
-        // ends at `at + 65 + 64`), 64 writable at `out`, and AVX-512 F/BW/VBMI/VBMI2/BITALG.
-        unsafe { lengths(message.add(at), limit - at, out) }
+    unsafe fn lengths(block: *const u8, below: usize, out: *mut u8) {
+        // SAFETY: the caller guarantees `READS` readable bytes at `block` (the furthest load
+        // ends at `block + 65 + 64`), 64 writable at `out`, and AVX-512 F/BW/VBMI/VBMI2/BITALG.
+        unsafe { lengths(block, below, out) }
     }
 }
 
