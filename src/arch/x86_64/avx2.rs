@@ -61,27 +61,22 @@ impl generic::Compress for Pext {
 }
 
 /// The values of the varint bytes in each 64-bit lane (bytes past a lane's varint zero):
-/// [`join_groups`] of their 7-bit groups.
+/// `VPMADDUBSW` and `VPMADDWD` join the 7-bit groups into 14 and 28 bits, and two ops join the
+/// 28-bit halves: the low half shifted up by 4 (it has room) beside the high one in place, by
+/// one variable shift of the dwords, is the value shifted up by 4.
 #[inline(always)]
 unsafe fn join_bytes(bytes: __m256i) -> __m256i {
     // SAFETY: only called from functions compiled with AVX2 enabled.
-    unsafe { join_groups(_mm256_and_si256(bytes, _mm256_set1_epi8(0x7f))) }
-}
-
-/// The values of the 7-bit groups in each 64-bit lane (one a byte, low group first):
-/// `VPMADDUBSW` and `VPMADDWD` join them into 14 and 28 bits, and two ops join the 28-bit
-/// halves: the low half shifted up by 4 (it has room) beside the high one in place, by one
-/// variable shift of the dwords, is the value shifted up by 4.
-#[inline(always)]
-unsafe fn join_groups(groups7: __m256i) -> __m256i {
-    // SAFETY: only called from functions compiled with AVX2 enabled.
     unsafe {
+        let groups7 = _mm256_and_si256(bytes, _mm256_set1_epi8(0x7f));
         // Unsigned bytes (1, 128) times the groups: `g0 + 128 g1` in 16 bits.
         let groups14 = _mm256_maddubs_epi16(_mm256_set1_epi16(0x8001u16 as i16), groups7);
         let groups28 = _mm256_madd_epi16(groups14, _mm256_set1_epi32(0x4000_0001));
         // `low << 4 | high << 32`: the low dwords shifted by 4 (`low` has 28 bits, so nothing
         // crosses into the high dword, shifted by 0), then `>> 4`. (Was `low28 & g | !low28 &
-        // g >> 4`, four ops, then a shift, a blend and a shift.)
+        // g >> 4`, four ops, then a shift, a blend and a shift. Callgrind, `decode_u64` at
+        // 10,000 values: u32-mixed 10.68 -> 10.39 instructions a value; wall clock -2 to -4%
+        // on mixed data.)
         let shifted = _mm256_sllv_epi32(groups28, _mm256_set1_epi64x(4));
         _mm256_srli_epi64::<4>(shifted)
     }
@@ -103,24 +98,6 @@ unsafe fn cut_lanes(x: __m256i) -> __m256i {
     }
 }
 
-/// The 7-bit groups of each 64-bit lane's varint (zero past its first terminator), for
-/// [`join_groups`]: the lane's bytes masked to their groups and to the bits below its first
-/// terminator's top bit, four ops where [`cut_lanes`] and [`join_bytes`]'s mask take five.
-/// (Callgrind, AVX2 `decode_u64` at 10,000 values: u32-mixed 10.68 -> 10.39 instructions a
-/// value with the variable shift of [`join_groups`]; wall clock -2 to -4% on mixed data.)
-///
-/// # Safety
-/// AVX2.
-#[inline(always)]
-unsafe fn cut_groups(x: __m256i) -> __m256i {
-    // SAFETY: only called from functions compiled with AVX2 enabled.
-    unsafe {
-        let t = _mm256_andnot_si256(x, _mm256_set1_epi8(-128));
-        let below = _mm256_sub_epi64(t, _mm256_set1_epi64x(1));
-        _mm256_and_si256(_mm256_and_si256(x, _mm256_set1_epi8(0x7f)), below)
-    }
-}
-
 /// Four varints in the 64-bit lanes of one register, each loaded from its own start: each
 /// lane cut after its first terminator, then joined by [`join_bytes`].
 pub(crate) struct Avx2Lanes;
@@ -132,7 +109,7 @@ impl generic::Gather4 for Avx2Lanes {
         unsafe {
             let (low, high) = (sse2::load_pair(p[0], p[1]), sse2::load_pair(p[2], p[3]));
             let x = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(low), high);
-            core::mem::transmute::<__m256i, [u64; 4]>(join_groups(cut_groups(x)))
+            core::mem::transmute::<__m256i, [u64; 4]>(join_bytes(cut_lanes(x)))
         }
     }
 
