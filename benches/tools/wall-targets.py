@@ -65,7 +65,7 @@ def main(argv):
     line("decode_u64 10,000 (same payload), dispatched", speeds("decode_u64", "10000", DISPATCH), "(peers' best case)")
     line("decode_u64 1,000,000, dispatched", speeds("decode_u64", "1000000", DISPATCH), ">= 4")
     line("  its time / out.fill's", ratio("decode_u64", "1000000", DISPATCH, "out.fill"), "<= 1.5")
-    line("  16,000,000 (output past L3): time / fill's", ratio("decode_u64_dram", "16000000", DISPATCH, "out.fill"), "(context)")
+    line("  16,000,000 (128 MB output): time / fill's", ratio("decode_u64_dram", "16000000", DISPATCH, "out.fill"), "(context)")
     line("AVX2 time / AVX-512 time, fresh 10,000", ratio("decode_u64_fresh", "10000", "pbwire Kernel(avx2)", "pbwire Kernel(avx512)"), "<= 1.5")
     line("AVX2 time / AVX-512 time, 1,000,000", ratio("decode_u64", "1000000", "pbwire Kernel(avx2)", "pbwire Kernel(avx512)"), "<= 1.5")
     line("SSE2, fresh 10,000", speeds("decode_u64_fresh", "10000", "pbwire Kernel(sse2)"), ">= 3 mixed")
