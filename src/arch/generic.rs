@@ -716,9 +716,12 @@ impl CarryIn for TopBits {
 struct ContinuationRuns<C: CarryIn> {
     /// Bit `j`: byte `j` of the window is a continuation byte.
     carry: u64,
-    /// `carry`, for a shift by 1.
+    /// `carry`, for a shift by 1. (Kept apart from `carry`, not derived from it at the next
+    /// window: with [`TopBits`] the cut must happen in this window, or LLVM, seeing `x << 1 |
+    /// carry >> 63` in one block, makes it the `SHLD` that form avoids: two came back in the
+    /// slow-PEXT table's `skip_varints` when tried.)
     carry_by1: C,
-    /// `carry`, for a shift by 8.
+    /// `carry`, for a shift by 8 (kept apart likewise).
     carry_by8: C,
     /// Bit `j`: bytes `j - 1..=j` are continuation bytes; for a shift by 2.
     carry2: C,
