@@ -121,6 +121,11 @@ pub(crate) trait WindowDecoder {
 
     /// Whether [`Dense`](Self::Dense) is another decoder.
     const HAS_DENSE: bool = false;
+
+    /// Whether [`decode_varints`]' bulk loop places its windows at fixed anchors (each from
+    /// the bytes just before its own anchor and the next) rather than each where the one
+    /// before it ended (see there).
+    const ANCHORED: bool = false;
 }
 
 /// Varint by varint, each from one unaligned 8-byte load: works on every instruction set (NEON's
@@ -352,6 +357,12 @@ fn widen<T>(from: &[u8; WINDOW], to: &mut [T; WINDOW], convert: impl Fn(u64) -> 
     }
 }
 
+/// The anchored bulk loop's windows are this far apart: a window starts up to [`MAX_BACK`] bytes
+/// before its anchor and ends where the next one starts, so it spans at most 64 bytes.
+const STRIDE: usize = WINDOW - MAX_BACK;
+/// The most continuation bytes a valid varint has before an anchor: nine, of a ten-byte one.
+const MAX_BACK: usize = 9;
+
 /// Packed varint decode, a 64-byte window at a time.
 ///
 /// The window's terminator bits (bytes below 0x80) say where every varint that ends in it
@@ -368,6 +379,9 @@ fn widen<T>(from: &[u8; WINDOW], to: &mut [T; WINDOW], convert: impl Fn(u64) -> 
 /// window's start. Windows away from both ends (of the payload and of the output) go through
 /// a loop that skips the checks only the ends need and takes their terminator bits from
 /// 64-byte blocks read ahead, so that no window's start waits on loading the window before it.
+/// For the decoders that ask for it ([`WindowDecoder::ANCHORED`]) that loop places windows 55
+/// bytes apart instead, each from the bytes before its own anchor and the next, so that no
+/// window's place waits on the window before it either.
 /// A window decoder with a variant for data dense with varints over 8 bytes
 /// ([`WindowDecoder::Dense`]) gets the whole call sent to it when the payload starts so
 /// ([`starts_dense`]).
@@ -454,6 +468,17 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
     // data, put that load at about half the time of 8-byte varints on AVX-512; with the block
     // masks, AVX-512 `u32-mixed` took 0.537 -> 0.341 ns/value in the wall A/B.)
     //
+    // That chain (two masks shifted, a leading-zero count, the block's select) still ran
+    // through every window, and through the stack where the decoder spilled its parts. The
+    // anchored loop has none: a window's start and bits come from the block read two windows
+    // ahead at its anchor, whatever the windows before it held. Its windows are shorter (55
+    // bytes apart, so that one reaching 9 bytes back fits 64 bits), so more of them: the lane
+    // decoders (AVX2, SSE2, SSSE3), bound by their four-value steps, gain (fresh 10,000
+    // values, AVX2: u32-mixed -17%, u64-mixed and realistic -7%), while AVX-512's, bound by
+    // each window's fixed cost, lost 5-10% on mixed data and keeps the chained loop. (A probe
+    // that placed each anchored window by loads of its own bytes, not read ahead, was slower
+    // than the chained loop on every backend.)
+    //
     // The limits are on `pos` (the window and its margin in the payload, the blocks in the
     // payload and its slop) and on `n` (room for 64 values); `None` when nothing qualifies.
     let bulk_pos_end = match (
@@ -468,7 +493,61 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
         bulk_pos_end.is_some_and(|end| pos <= end) && bulk_n_end.is_some_and(|end| n <= end)
     };
     while pos < payload.len() {
-        if bulk(pos, n) {
+        if bulk(pos, n) && W::ANCHORED {
+            // Window `b` is anchored at `anchor = pos + STRIDE * b` and runs from `anchor - back`
+            // (`back`: the continuation bytes just before its anchor, of the varint that crosses
+            // it, at most 9 in a valid payload) to the next window's start. Its terminator bits
+            // are those of the 64 bytes from `anchor - MAX_BACK` (`ahead[0]`, read two windows
+            // ahead); their top zeros, the continuation bytes just before the next anchor, are
+            // the next window's `back`. So no window's place waits on the window before it.
+            let mut anchor = pos;
+            let mut back = 0usize;
+            // SAFETY: `pos + 192 <= payload.len() + slop` (`bulk`), so both blocks are
+            // readable; the caller guarantees the instruction set. The first window's bits are
+            // read from `pos` and shifted up as if read from `pos - MAX_BACK`.
+            let mut ahead = unsafe {
+                [
+                    terminators::<V>(src.add(pos)) << MAX_BACK,
+                    terminators::<V>(src.add(pos + STRIDE - MAX_BACK)),
+                ]
+            };
+            while bulk(anchor, n) {
+                // SAFETY: `anchor + 2 * STRIDE - MAX_BACK + 64 < anchor + 192 <= payload.len() +
+                // slop`; the caller guarantees the instruction set.
+                let later = unsafe { terminators::<V>(src.add(anchor + 2 * STRIDE - MAX_BACK)) };
+                // `ahead[0]` holds payload bytes only (`anchor + 64 <= payload.len()`).
+                let next_back = ahead[0].leading_zeros() as usize;
+                if next_back > MAX_BACK {
+                    // An overlong varint (or no terminator): the outer loop's body finds which.
+                    break;
+                }
+                let here = anchor - back;
+                // The window's bits: from `here` up to the next window's start (the bits after
+                // that are the next anchor's continuation bytes, zero, and zeros shifted in).
+                // Not zero: the byte before the next window's start is a terminator.
+                let stops = ahead[0] >> (MAX_BACK - back);
+                let len = STRIDE + back - next_back;
+                // A window of one-byte varints: the outer loop's body widens the run.
+                if stops == u64::MAX >> (64 - len) {
+                    break;
+                }
+                let long_ends = runs_of_8(!stops) << 8 & stops;
+                // SAFETY: 80 readable bytes at `src + here` (`here <= anchor`, `bulk`), room for
+                // 64 values at `dst + n` (`bulk`); the caller guarantees the instruction set.
+                let (written, consumed, overflow) = unsafe {
+                    W::decode::<V, X, T>(src.add(here), stops, long_ends, &mut mix, dst.add(n), convert)
+                };
+                if overflow {
+                    return finish(payload, out, here, n, convert);
+                }
+                debug_assert_eq!(consumed, len);
+                n += written;
+                anchor += STRIDE;
+                back = next_back;
+                ahead = [ahead[1], later];
+            }
+            pos = anchor - back;
+        } else if bulk(pos, n) {
             let mut block = pos;
             // SAFETY: `block + 192 <= payload.len() + slop`, so both blocks are readable; the
             // caller guarantees the instruction set.
@@ -954,6 +1033,9 @@ impl<G: Gather4, const LONG: bool> WindowDecoder for InLanes<G, LONG> {
     // `Self` when `LONG`.
     type Dense = InLanes<G, true>;
     const HAS_DENSE: bool = !LONG;
+    // Fresh 10,000 values, AVX2: u32-mixed -17%, u64-mixed and realistic -7%; SSE2 and SSSE3
+    // -2% to -9% on mixed data (see `decode_varints`).
+    const ANCHORED: bool = true;
 
     #[inline(always)]
     unsafe fn decode<V: Vector, X: Compress, T: Copy>(
