@@ -531,15 +531,13 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
                 if stops == u64::MAX >> (64 - len) {
                     break;
                 }
-                let long_ends = runs_of_8(!stops) << 8 & stops;
                 // SAFETY: 80 readable bytes at `src + here` (`here <= anchor`, `bulk`), room for
                 // 64 values at `dst + n` (`bulk`); the caller guarantees the instruction set.
-                let (written, consumed, overflow) = unsafe {
-                    W::decode::<V, X, T>(src.add(here), stops, long_ends, &mut mix, dst.add(n), convert)
-                };
-                if overflow {
+                let Some((written, consumed)) = (unsafe {
+                    bulk_window::<V, X, W, T>(src.add(here), stops, &mut mix, dst.add(n), convert)
+                }) else {
                     return finish(payload, out, here, n, convert);
-                }
+                };
                 debug_assert_eq!(consumed, len);
                 n += written;
                 anchor += STRIDE;
@@ -564,15 +562,13 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
                 if stops == u64::MAX || stops == 0 {
                     break;
                 }
-                let long_ends = runs_of_8(!stops) << 8 & stops;
                 // SAFETY: 64 payload bytes and 16 more (payload or slop) at `src + pos`, room
                 // for 64 values at `dst + n`; the caller guarantees the instruction set.
-                let (written, consumed, overflow) = unsafe {
-                    W::decode::<V, X, T>(src.add(pos), stops, long_ends, &mut mix, dst.add(n), convert)
-                };
-                if overflow {
+                let Some((written, consumed)) = (unsafe {
+                    bulk_window::<V, X, W, T>(src.add(pos), stops, &mut mix, dst.add(n), convert)
+                }) else {
                     return finish(payload, out, pos, n, convert);
-                }
+                };
                 n += written;
                 // Past the block (`consumed <= 64`, so at most one): shift the blocks by one,
                 // without a branch (one window in a few ends in the same block).
@@ -676,6 +672,27 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
         return Ok(n);
     }
     finish(payload, out, pos, n, convert)
+}
+
+/// One window of [`decode_windows`]' bulk loops: the values of the varints ending in it (its
+/// terminator bits `stops`, not zero) at `dst`. Returns the values written and the bytes
+/// consumed, or `None` if a varint overflowed.
+///
+/// # Safety
+/// As for [`WindowDecoder::decode`].
+#[inline(always)]
+unsafe fn bulk_window<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
+    base: *const u8,
+    stops: u64,
+    mix: &mut W::Mix,
+    dst: *mut T,
+    convert: impl Fn(u64) -> T,
+) -> Option<(usize, usize)> {
+    let long_ends = runs_of_8(!stops) << 8 & stops;
+    // SAFETY: forwarded from the caller.
+    let (written, consumed, overflow) =
+        unsafe { W::decode::<V, X, T>(base, stops, long_ends, mix, dst, convert) };
+    (!overflow).then_some((written, consumed))
 }
 
 /// Counts bytes below 0x80, a block at a time.
