@@ -473,8 +473,8 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
     // anchored loop has none: a window's start and bits come from the block read two windows
     // ahead at its anchor, whatever the windows before it held. Its windows are shorter (55
     // bytes apart, so that one reaching 9 bytes back fits 64 bits), so more of them: the lane
-    // decoders (AVX2, SSE2, SSSE3), bound by their four-value steps, gain (fresh 10,000
-    // values, AVX2: u32-mixed -17%, u64-mixed and realistic -7%), while AVX-512's, bound by
+    // decoders (AVX2, SSE2, SSSE3), whose windows took about 50 cycles, gain (fresh 10,000
+    // values, AVX2: u32-mixed -12%, realistic -6%, u64-mixed -3%), while AVX-512's, bound by
     // each window's fixed cost, lost 5-10% on mixed data and keeps the chained loop. (A probe
     // that placed each anchored window by loads of its own bytes, not read ahead, was slower
     // than the chained loop on every backend.)
@@ -1050,8 +1050,8 @@ impl<G: Gather4, const LONG: bool> WindowDecoder for InLanes<G, LONG> {
     // `Self` when `LONG`.
     type Dense = InLanes<G, true>;
     const HAS_DENSE: bool = !LONG;
-    // Fresh 10,000 values, AVX2: u32-mixed -17%, u64-mixed and realistic -7%; SSE2 and SSSE3
-    // -2% to -9% on mixed data (see `decode_varints`).
+    // Fresh 10,000 values, AVX2: u32-mixed -12%, realistic -6%, u64-mixed -3%; SSE2 and SSSE3
+    // u64-mixed -6% and -4%, their other mixed rows -2% to +1% (see `decode_varints`).
     const ANCHORED: bool = true;
 
     #[inline(always)]
