@@ -473,7 +473,7 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
     // anchored loop has none: a window's start and bits come from the block read two windows
     // ahead at its anchor, whatever the windows before it held. Its windows are shorter (55
     // bytes apart, so that one reaching 9 bytes back fits 64 bits), so more of them: the lane
-    // decoders (AVX2, SSE2, SSSE3), whose windows took about 50 cycles, gain (fresh 10,000
+    // decoders (AVX2, SSE2, SSSE3), whose windows took 50-60 cycles, gain (fresh 10,000
     // values, AVX2: u32-mixed -12%, realistic -6%, u64-mixed -3%), while AVX-512's, bound by
     // each window's fixed cost, lost 5-10% on mixed data and keeps the chained loop. (A probe
     // that placed each anchored window by loads of its own bytes, not read ahead, was slower
