@@ -22,6 +22,8 @@ pub struct Delimited<'a> {
     len: usize,
     /// How many one-byte length prefixes in a row the last messages had, up to [`SMALL_RUN`].
     small_run: u8,
+    /// How many two-byte length prefixes in a row the last messages had, up to [`SMALL_RUN`].
+    wide_run: u8,
     failed: bool,
     /// Whether to prefetch far ahead after long messages too (`arch::far_prefetch_is_harmless`,
     /// asked once a stream rather than once a message).
@@ -29,7 +31,8 @@ pub struct Delimited<'a> {
 }
 
 /// After this many messages under 128 bytes in a row, [`Delimited`] expects another: a stream
-/// of small messages takes one comparison a message, on a branch that then predicts.
+/// of small messages takes one comparison a message, on a branch that then predicts. Likewise
+/// for messages of 128 bytes to 16 KiB (two-byte prefixes).
 const SMALL_RUN: u8 = 8;
 
 /// How far ahead of a length prefix [`Delimited`] prefetches, in bytes.
@@ -50,6 +53,7 @@ pub fn delimited(stream: &[u8]) -> Delimited<'_> {
         rest: stream,
         len: stream.len(),
         small_run: 0,
+        wide_run: 0,
         failed: false,
         far_after_long: crate::arch::far_prefetch_is_harmless(),
     }
@@ -98,26 +102,47 @@ impl<'a> Iterator for Delimited<'a> {
         // choice below). On Intel (Sapphire Rapids) 512 bytes after a long message are inside a
         // message body, and fetching those lines took messages of 200..=1000 bytes 22.1 ns
         // against 8.1 (the hardware then streams every body line in): there, after a message
-        // of 256 bytes or more, only the next prefix's line, the one read next.
+        // of 256 bytes or more, nothing is fetched (`intel_ahead`).
         let far_always = self.far_after_long;
         if far_always {
             crate::arch::prefetch(rest.as_ptr().wrapping_add(PREFETCH_AHEAD));
         }
-        // Outside such a run, a prefix of one or two bytes (messages under 16 KiB), no branch between
-        // the two: streams that mix messages under and over 128 bytes mispredict a branch on
-        // the prefix's length. One comparison for both, one bounds check.
+        // In a run of messages of 128 bytes to 16 KiB: a two-byte prefix is one comparison, and
+        // the next prefix's address two loads, a shift and two adds from this one's. The
+        // branchless path below puts about four cycles more on that chain, which is what a
+        // stream of long messages waits on (Sapphire Rapids, 20,000 messages of 200..=1000
+        // bytes: 0.90x prost's time without this path, 0.97x with it).
+        if self.wide_run >= SMALL_RUN {
+            if let [b0, b1, after @ ..] = rest {
+                if *b0 >= 0x80 && *b1 < 0x80 {
+                    let n = *b0 as usize + ((*b1 as usize) << 7) - 0x80;
+                    if !far_always {
+                        crate::arch::prefetch(rest.as_ptr().wrapping_add(intel_ahead(n)));
+                    }
+                    if n <= after.len() {
+                        let (message, next) = after.split_at(n);
+                        self.rest = next;
+                        return Some(Ok(message));
+                    }
+                }
+            }
+            self.wide_run = 0;
+        }
+        // Outside such runs, a prefix of one or two bytes, no branch between the two: streams
+        // that mix messages under and over 128 bytes mispredict a branch on the prefix's
+        // length. One comparison for both, one bounds check.
         if let [b0, b1, ..] = *rest {
             if b0 & b1 < 0x80 {
                 let one = (b0 < 0x80) as usize;
                 let n = (b0 & 0x7f) as usize | ((b1 as usize) << 7 & one.wrapping_sub(1));
                 let prefix = 2 - one;
                 if !far_always {
-                    let ahead = if n < 256 { PREFETCH_AHEAD } else { prefix + n };
-                    crate::arch::prefetch(rest.as_ptr().wrapping_add(ahead));
+                    crate::arch::prefetch(rest.as_ptr().wrapping_add(intel_ahead(n)));
                 }
                 if let Some(message) = rest.get(prefix..prefix + n) {
                     self.rest = &rest[prefix + n..];
                     self.small_run = (self.small_run + 1) * one as u8;
+                    self.wide_run = (self.wide_run + 1) * (1 - one as u8);
                     return Some(Ok(message));
                 }
             }
@@ -136,6 +161,21 @@ impl<'a> Iterator for Delimited<'a> {
 }
 
 impl core::iter::FusedIterator for Delimited<'_> {}
+
+/// Where to prefetch, from a prefix, after a message of `n` bytes where a far prefetch may land
+/// in the body of a long message: 512 bytes ahead after a short one; after a long one the
+/// prefix's own line (already read: a prefetch that fetches nothing, in place of a branch on
+/// `n`, which would mispredict on streams of mixed lengths). Fetching the next prefix's line
+/// there, the line read next anyway, took 5% longer a message than fetching nothing
+/// (20,000 messages of 200..=1000 bytes, Sapphire Rapids).
+#[inline(always)]
+fn intel_ahead(n: usize) -> usize {
+    if n < 256 {
+        PREFETCH_AHEAD
+    } else {
+        0
+    }
+}
 
 /// Writes `message` with its length prefix into `out`; returns the bytes written.
 ///
@@ -166,5 +206,33 @@ mod tests {
         assert_eq!(it.remaining(), &[0x03, 0xbb]);
         assert_eq!(it.next(), None);
         assert_eq!(write_delimited(&[1, 2], &mut [0u8; 2]), Err(Error::new(ErrorKind::OutputTooSmall, 0)));
+    }
+
+    /// After a run of two-byte prefixes, three-byte ones whose second byte is 0x80 (an overlong
+    /// 5, and 16,384) leave the run's one-comparison path for the general one.
+    #[test]
+    fn three_byte_prefixes_end_a_run_of_two_byte_ones() {
+        let (body, five, big) = ([0x11u8; 200], [0x22u8; 5], [0x33u8; 16384]);
+        let mut buf = [0u8; 21_000];
+        let mut n = 0;
+        let run = |buf: &mut [u8], n: &mut usize| {
+            for _ in 0..10 {
+                *n += write_delimited(&body, &mut buf[*n..]).unwrap();
+            }
+        };
+        run(&mut buf, &mut n);
+        buf[n..n + 3].copy_from_slice(&[0x85, 0x80, 0x00]);
+        buf[n + 3..n + 8].copy_from_slice(&five);
+        n += 8;
+        run(&mut buf, &mut n);
+        n += write_delimited(&big, &mut buf[n..]).unwrap();
+        assert_eq!(buf[n - big.len() - 3..n - big.len()], [0x80, 0x80, 0x01]);
+        let mut it = delimited(&buf[..n]);
+        let mut want = [&body[..]; 22];
+        (want[10], want[21]) = (&five[..], &big[..]);
+        for w in want {
+            assert_eq!(it.next(), Some(Ok(w)));
+        }
+        assert_eq!(it.next(), None);
     }
 }

@@ -409,9 +409,10 @@ fn delimited_streams_round_trip() {
 }
 
 /// `stream::delimited` against a byte-at-a-time splitter: every message, error, position and
-/// remainder, on streams that mix runs of small messages (the one-comparison path) with
-/// 128..=400-byte ones (two-byte prefixes), overlong prefixes, messages opening with a byte
-/// over 0x7f, and a cut and a damaged byte anywhere.
+/// remainder, on streams that mix runs of small messages and runs of 128..=400-byte ones (the
+/// one-comparison paths for one- and two-byte prefixes) with single messages of either size,
+/// overlong prefixes, messages opening with a byte over 0x7f, and a cut and a damaged byte
+/// anywhere.
 #[test]
 fn delimited_equals_the_stream_oracle() {
     type Item = (Result<(usize, usize), pbwire::Error>, usize);
@@ -443,9 +444,14 @@ fn delimited_equals_the_stream_oracle() {
             let mut next = xorshift(seed | 1);
             let mut buf = Vec::new();
             for _ in 0..next() % 60 {
-                let small_run = next() % 3 < 1;
-                for _ in 0..if small_run { 1 + next() % 20 } else { 1 } {
-                    let len = if small_run { next() % 128 } else { next() % 401 } as usize;
+                // A run of small messages, a run of 128..=400-byte ones, or one of either.
+                let kind = next() % 3;
+                for _ in 0..if kind < 2 { 1 + next() % 20 } else { 1 } {
+                    let len = match kind {
+                        0 => next() % 128,
+                        1 => 128 + next() % 273,
+                        _ => next() % 401,
+                    } as usize;
                     let mut prefix = [0u8; 10];
                     let mut n = varint::encode_u64(len as u64, &mut prefix).unwrap();
                     if next() & 15 == 0 && n < 10 {

@@ -1284,6 +1284,7 @@ fn specs(quick: bool) -> Vec<Spec> {
     add("stream/20-100".into(), Box::new(|| stream_bench(100_000, 20, 100)));
     add("stream/50-300".into(), Box::new(|| stream_bench(50_000, 50, 300)));
     add("stream/200-1000".into(), Box::new(|| stream_bench(20_000, 200, 1000)));
+    add("stream/128-255".into(), Box::new(|| stream_bench(50_000, 128, 255)));
     add("trade_order".into(), Box::new(trade_order_bench));
     for (lo, hi) in [(8, 24), (64, 64), (1024, 1024)] {
         for multibyte in [false, true] {
