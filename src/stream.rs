@@ -10,6 +10,7 @@
 //! assert_eq!(messages.unwrap(), [&[0x08, 0x01][..], &[][..]]);
 //! ```
 
+use crate::arch::PREFETCH_AHEAD;
 use crate::error::{Error, ErrorKind, Result};
 use crate::{varint, wire};
 
@@ -34,9 +35,6 @@ pub struct Delimited<'a> {
 /// of small messages takes one comparison a message, on a branch that then predicts. Likewise
 /// for messages of 128 bytes to 16 KiB (two-byte prefixes).
 const SMALL_RUN: u8 = 8;
-
-/// How far ahead of a length prefix [`Delimited`] prefetches, in bytes.
-const PREFETCH_AHEAD: usize = 512;
 
 /// Iterates over the messages of `stream`, each preceded by its length as a varint.
 ///

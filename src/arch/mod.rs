@@ -29,6 +29,13 @@ pub(crate) fn prefetch(ptr: *const u8) {
     let _ = ptr;
 }
 
+/// How far ahead of a length prefix the loops over runs of length-prefixed items
+/// ([`crate::stream::Delimited`], the field scans' runs of length-delimited fields)
+/// [`prefetch`], in bytes: a few items of 50..=300 bytes on (probe on Zen 4, 50,000 such
+/// messages: 5.5 ns a message fetching nothing, 3.7 / 3.3 / 3.3 / 3.3 at 256 / 512 / 1024 /
+/// 2048 bytes ahead).
+pub(crate) const PREFETCH_AHEAD: usize = 512;
+
 /// Whether [`prefetch`] far ahead in a stream may land in the bodies of long messages without
 /// slowing the stream down (see `x86_64::far_prefetch_is_harmless`); false where not measured.
 #[inline(always)]
