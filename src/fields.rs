@@ -336,7 +336,8 @@ pub fn validate_with_depth_limit(message: &[u8], depth_limit: u8) -> Result<()> 
     unsafe { validate_with(crate::backend::active().scan_fields, message, depth_limit) }
 }
 
-/// Messages shorter than this are not worth a table scan (it builds a table of 1 KiB first).
+/// Messages shorter than this are not worth a table scan (it builds a table of 1 KiB first), nor
+/// the looks that choose between the loops.
 const SCAN_MIN_LEN: usize = 512;
 
 /// A look at whether a table scan would pay: this many fields by the scalar path...
@@ -360,18 +361,20 @@ pub(crate) unsafe fn validate_with(
     message: &[u8],
     depth_limit: u8,
 ) -> Result<()> {
-    match scan.filter(|_| message.len() >= SCAN_MIN_LEN) {
-        // SAFETY: forwarded.
-        Some(scan) => unsafe { validate_scanning(scan, &mut Fields::with_depth_limit(message, depth_limit)) },
-        None => validate_scalar(message, depth_limit),
+    if message.len() < SCAN_MIN_LEN {
+        return validate_scalar(message, depth_limit);
     }
+    // SAFETY: forwarded.
+    unsafe { validate_looking(scan, &mut Fields::with_depth_limit(message, depth_limit)) }
 }
 
-/// The scalar loop, handing over to `scan` where a look finds short fields.
+/// The scalar loop, a stretch at a time, each chosen by a look at the fields before it: where
+/// they are short, `scan` (or without one the loop that tries every wire type alike); where
+/// they are long, the loop that tries a length-delimited field first.
 ///
 /// # Safety
 /// The CPU must support the backend `scan` belongs to.
-unsafe fn validate_scanning(scan: crate::arch::ScanFields, it: &mut Fields<'_>) -> Result<()> {
+unsafe fn validate_looking(scan: Option<crate::arch::ScanFields>, it: &mut Fields<'_>) -> Result<()> {
     let (message, depth_limit) = (it.buf, it.depth_limit);
     let mut gap = *GAP.start();
     loop {
@@ -380,7 +383,8 @@ unsafe fn validate_scanning(scan: crate::arch::ScanFields, it: &mut Fields<'_>) 
         if it.pos == message.len() {
             return Ok(());
         }
-        if it.pos - from <= PROBE_FIELDS * DENSE_FIELD_LEN {
+        let short = it.pos - from <= PROBE_FIELDS * DENSE_FIELD_LEN;
+        if let (true, Some(scan)) = (short, scan) {
             let at = it.pos;
             // SAFETY: forwarded; `it.pos` is a field's start. Every field before the offset it
             // returns is valid, and that offset is a field's start too.
@@ -392,7 +396,11 @@ unsafe fn validate_scanning(scan: crate::arch::ScanFields, it: &mut Fields<'_>) 
             gap = (gap * 2).min(*GAP.end());
         }
         let stop = message.len().min(it.pos + gap);
-        it.pos = scalar_until::<true>(message, it.pos, depth_limit, stop)?;
+        it.pos = if short && scan.is_none() {
+            scalar_until::<false>(message, it.pos, depth_limit, stop)?
+        } else {
+            scalar_until::<true>(message, it.pos, depth_limit, stop)?
+        };
     }
 }
 
