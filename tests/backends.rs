@@ -775,6 +775,29 @@ impl quickcheck::Arbitrary for LongMessage {
     }
 }
 
+/// `validate` on long messages (the looks that choose each stretch's loop, with and without a
+/// table scan) against the field iterator, another path over the same fields: `Ok` when the
+/// iterator reads every field, else the iterator's first error.
+#[test]
+fn validate_equals_the_field_iterator_on_long_messages() {
+    check(
+        (|msg: LongMessage| {
+            let msg = &msg.0[..];
+            let limit = pbwire::wire::DEFAULT_DEPTH_LIMIT;
+            let want = pbwire::fields::Fields::with_depth_limit(msg, limit)
+                .find_map(|f| f.err())
+                .map_or(Ok(()), Err);
+            kernels().iter().all(|k| {
+                let got = k.validate(msg, limit);
+                if got != want {
+                    eprintln!("{} validate: {got:?} != {want:?}", k.backend());
+                }
+                got == want
+            })
+        }) as fn(LongMessage) -> bool,
+    );
+}
+
 /// `validate` through every backend's field scan: the same result (error kind and offset) as
 /// the scalar loop, with group depth limits 0..=4 and the default, for the whole message and
 /// from every field start the scalar loop finds in its first 200 bytes (so the scan starts at
