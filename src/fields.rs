@@ -107,9 +107,9 @@ const FAILED: u8 = u8::MAX;
 /// on their wire types. Keeping the count costs the mixed message's loop instructions (71 -> 82
 /// a field under callgrind) but no time measurable in the wall bench (4.76 against 4.73-4.80
 /// ns a field); 1 MiB of 20..=150-byte strings went from 4.7 to 3.0-3.1 ns a field. In a run
-/// the line 512 bytes ahead is fetched, as [`crate::stream::Delimited`] does: the same
-/// message on Sapphire Rapids 5.6 -> 4.0 ns a field (on Zen 4, whose prefetchers kept up, it
-/// changed nothing).
+/// the line 512 bytes ahead is fetched after a field under 256 bytes, as
+/// [`crate::stream::Delimited`] does (`arch::prefetch_after`): the same message on Sapphire
+/// Rapids 5.6 -> 4.0 ns a field (on Zen 4, whose prefetchers kept up, it changed nothing).
 const LEN_RUN: u8 = 8;
 
 /// Iterates over the top-level fields of `message`, in wire order.
@@ -285,8 +285,8 @@ impl<'a> Iterator for Fields<'a> {
             return None;
         }
         if self.state >= LEN_RUN {
-            crate::arch::prefetch(self.buf.as_ptr().wrapping_add(self.pos + crate::arch::PREFETCH_AHEAD));
             if let Some(field) = len_field(self.buf, self.pos) {
+                crate::arch::prefetch_after(self.buf.as_ptr().wrapping_add(self.pos), field.end - self.pos);
                 self.pos = field.end;
                 return Some(Ok(field));
             }
@@ -439,10 +439,10 @@ fn scalar_until<const LONG: bool>(message: &[u8], pos: usize, depth_limit: u8, s
     let before = &message[..stop];
     while it.pos < before.len() {
         if LONG {
-            // Stretches of long fields: fetch ahead, as in `next`'s runs (1 MiB of strings on
-            // Sapphire Rapids: 5.0 -> 4.2 ns a field; the mixed message unchanged).
-            crate::arch::prefetch(message.as_ptr().wrapping_add(it.pos + crate::arch::PREFETCH_AHEAD));
             if let Some(end) = len_field_end(before, it.pos) {
+                // Stretches of long fields: fetch ahead, as in `next`'s runs (1 MiB of strings
+                // on Sapphire Rapids: 5.0 -> 4.2 ns a field; the mixed message unchanged).
+                crate::arch::prefetch_after(message.as_ptr().wrapping_add(it.pos), end - it.pos);
                 it.pos = end;
                 continue;
             }

@@ -104,7 +104,9 @@ impl<'a> Iterator for Delimited<'a> {
         // choice below). On Intel (Sapphire Rapids) 512 bytes after a long message are inside a
         // message body, and fetching those lines took messages of 200..=1000 bytes 22.1 ns
         // against 8.1 (the hardware then streams every body line in): there, after a message
-        // of 256 bytes or more, nothing is fetched (`intel_ahead`).
+        // of 256 bytes or more, nothing is fetched (`arch::prefetch_after`; fetching the next
+        // prefix's line there, the line read next anyway, took 5% longer a message than
+        // fetching nothing).
         let far_always = self.far_after_long;
         if far_always {
             crate::arch::prefetch(rest.as_ptr().wrapping_add(PREFETCH_AHEAD));
@@ -119,7 +121,7 @@ impl<'a> Iterator for Delimited<'a> {
                 if *b0 >= 0x80 && *b1 < 0x80 {
                     let n = *b0 as usize + ((*b1 as usize) << 7) - 0x80;
                     if !far_always {
-                        crate::arch::prefetch(rest.as_ptr().wrapping_add(intel_ahead(n)));
+                        crate::arch::prefetch_after(rest.as_ptr(), n);
                     }
                     if n <= after.len() {
                         let (message, next) = after.split_at(n);
@@ -139,7 +141,7 @@ impl<'a> Iterator for Delimited<'a> {
                 let n = (b0 & 0x7f) as usize | ((b1 as usize) << 7 & one.wrapping_sub(1));
                 let prefix = 2 - one;
                 if !far_always {
-                    crate::arch::prefetch(rest.as_ptr().wrapping_add(intel_ahead(n)));
+                    crate::arch::prefetch_after(rest.as_ptr(), n);
                 }
                 if let Some(message) = rest.get(prefix..prefix + n) {
                     self.rest = &rest[prefix + n..];
@@ -163,21 +165,6 @@ impl<'a> Iterator for Delimited<'a> {
 }
 
 impl core::iter::FusedIterator for Delimited<'_> {}
-
-/// Where to prefetch, from a prefix, after a message of `n` bytes where a far prefetch may land
-/// in the body of a long message: 512 bytes ahead after a short one; after a long one the
-/// prefix's own line (already read: a prefetch that fetches nothing, in place of a branch on
-/// `n`, which would mispredict on streams of mixed lengths). Fetching the next prefix's line
-/// there, the line read next anyway, took 5% longer a message than fetching nothing
-/// (20,000 messages of 200..=1000 bytes, Sapphire Rapids).
-#[inline(always)]
-fn intel_ahead(n: usize) -> usize {
-    if n < 256 {
-        PREFETCH_AHEAD
-    } else {
-        0
-    }
-}
 
 /// Writes `message` with its length prefix into `out`; returns the bytes written.
 ///

@@ -36,6 +36,19 @@ pub(crate) fn prefetch(ptr: *const u8) {
 /// 2048 bytes ahead).
 pub(crate) const PREFETCH_AHEAD: usize = 512;
 
+/// [`prefetch`] for a chain of length-prefixed items, from the start of one that takes `len`
+/// bytes: [`PREFETCH_AHEAD`] bytes on after an item under 256 bytes; after a longer one
+/// nothing (the prefetch goes to the item's own line, already read: no branch on `len`, which
+/// would mispredict where lengths are mixed). On Intel (Sapphire Rapids) 512 bytes after a long
+/// item are inside the next one's body, and fetching there set the hardware streaming the
+/// bodies in: items of 200..=1000 bytes, 12 MB, took a stream 34 ns a message against 9.5-11
+/// without, and a field scan 29-34 ns a field against 9.3-10.3. (Streams on AMD, where that
+/// costs nothing, fetch ahead after every message: `far_prefetch_is_harmless`.)
+#[inline(always)]
+pub(crate) fn prefetch_after(item: *const u8, len: usize) {
+    prefetch(item.wrapping_add(if len < 256 { PREFETCH_AHEAD } else { 0 }));
+}
+
 /// Whether [`prefetch`] far ahead in a stream may land in the bodies of long messages without
 /// slowing the stream down (see `x86_64::far_prefetch_is_harmless`); false where not measured.
 #[inline(always)]
