@@ -109,7 +109,8 @@ const FAILED: u8 = u8::MAX;
 /// ns a field); 1 MiB of 20..=150-byte strings went from 4.7 to 3.0-3.1 ns a field. In a run
 /// the line 512 bytes ahead is fetched after a field under 256 bytes, as
 /// [`crate::stream::Delimited`] does (`arch::prefetch_after`): the same message on Sapphire
-/// Rapids 5.6 -> 4.0 ns a field (on Zen 4, whose prefetchers kept up, it changed nothing).
+/// Rapids 5.6-6.0 -> 5.1-5.2 ns a field (on Zen 4, whose prefetchers kept up, it changed
+/// nothing).
 const LEN_RUN: u8 = 8;
 
 /// Iterates over the top-level fields of `message`, in wire order.
@@ -441,7 +442,8 @@ fn scalar_until<const LONG: bool>(message: &[u8], pos: usize, depth_limit: u8, s
         if LONG {
             if let Some(end) = len_field_end(before, it.pos) {
                 // Stretches of long fields: fetch ahead, as in `next`'s runs (1 MiB of strings
-                // on Sapphire Rapids: 5.0 -> 4.2 ns a field; the mixed message unchanged).
+                // on Sapphire Rapids: 5.0-5.3 -> 4.3-4.4 ns a field; the mixed message
+                // unchanged).
                 crate::arch::prefetch_after(message.as_ptr().wrapping_add(it.pos), end - it.pos);
                 it.pos = end;
                 continue;
