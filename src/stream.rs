@@ -23,7 +23,8 @@ pub struct Delimited<'a> {
     len: usize,
     /// How many one-byte length prefixes in a row the last messages had, up to [`SMALL_RUN`].
     small_run: u8,
-    /// How many two-byte length prefixes in a row the last messages had, up to [`SMALL_RUN`].
+    /// How many two-byte length prefixes in a row the last messages had, up to [`SMALL_RUN`];
+    /// in such a run, `SMALL_RUN + 1` after a message under 256 bytes.
     wide_run: u8,
     failed: bool,
     /// Whether to prefetch far ahead after long messages too (`arch::far_prefetch_is_harmless`,
@@ -121,11 +122,17 @@ impl<'a> Iterator for Delimited<'a> {
                 if *b0 >= 0x80 && *b1 < 0x80 {
                     let n = *b0 as usize + ((*b1 as usize) << 7) - 0x80;
                     if !far_always {
-                        crate::arch::prefetch_after(rest.as_ptr(), n);
+                        // Far only after two short messages in a row (`wide_run` is one more
+                        // than `SMALL_RUN` after a short one): after a short one among long ones,
+                        // 512 bytes on is most likely a long body (200..=1000 bytes: 0.96x ->
+                        // 1.03x prost; 128..=255 bytes unchanged).
+                        let both_short = n < 256 && self.wide_run > SMALL_RUN;
+                        crate::arch::prefetch_after(rest.as_ptr(), if both_short { n } else { 256 });
                     }
                     if n <= after.len() {
                         let (message, next) = after.split_at(n);
                         self.rest = next;
+                        self.wide_run = SMALL_RUN + (n < 256) as u8;
                         return Some(Ok(message));
                     }
                 }
