@@ -82,10 +82,10 @@ impl<'a> Iterator for Delimited<'a> {
         if self.failed || rest.is_empty() {
             return None;
         }
-        // In a run of small messages: a one-byte prefix is one comparison, and the lines 512
-        // bytes on are fetched (every line of such a stream holds a prefix, so none is fetched
-        // for nothing): 100,000 messages of 20..=100 bytes took 2.2 ns a message against 4.0
-        // without (Sapphire Rapids; prost 4.2).
+        // In a run of small messages: a one-byte prefix is one comparison, and the line 512
+        // bytes on is fetched (with messages under 128 bytes, nearly every line holds a prefix
+        // to be read soon): 100,000 messages of 20..=100 bytes took 2.2 ns a message against
+        // 4.0 without (Sapphire Rapids; prost 4.2).
         if self.small_run >= SMALL_RUN {
             crate::arch::prefetch(rest.as_ptr().wrapping_add(PREFETCH_AHEAD));
             if let [b0, after @ ..] = rest {
