@@ -361,7 +361,7 @@ fn widen<T>(from: &[u8; WINDOW], to: &mut [T; WINDOW], convert: impl Fn(u64) -> 
 /// before its anchor and ends where the next one starts, so it spans at most 64 bytes.
 const STRIDE: usize = WINDOW - MAX_BACK;
 /// The most continuation bytes a valid varint has before an anchor: nine, of a ten-byte one.
-const MAX_BACK: usize = 9;
+const MAX_BACK: usize = crate::varint::MAX_LEN - 1;
 
 /// Packed varint decode, a 64-byte window at a time.
 ///

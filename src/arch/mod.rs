@@ -41,7 +41,7 @@ pub(crate) const PREFETCH_AHEAD: usize = 512;
 /// nothing (the prefetch goes to the item's own line, already read: no branch on `len`, which
 /// would mispredict where lengths are mixed). On Intel (Sapphire Rapids) 512 bytes after a long
 /// item are inside the next one's body, and fetching there set the hardware streaming the
-/// bodies in: items of 200..=1000 bytes, 12 MB, took a stream 34 ns a message against 9.5-11
+/// bodies in: items of 200..=1000 bytes, 12 MB, took a stream 33-35 ns a message against 9.4-12
 /// without, and a field scan 29-34 ns a field against 9.3-10.3. (Streams on AMD, where that
 /// costs nothing, fetch ahead after every message: `far_prefetch_is_harmless`.)
 #[inline(always)]
