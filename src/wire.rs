@@ -244,7 +244,15 @@ pub fn skip_field(tag: Tag, buf: &[u8]) -> Result<usize> {
 #[inline]
 pub fn skip_field_with_depth_limit(tag: Tag, buf: &[u8], depth_limit: u8) -> Result<usize> {
     match fast_skip(tag.wire_type, buf) {
-        Some(n) => Ok(n),
+        Some(n) => {
+            // A loop of `decode_tag` and `skip_field` chains each field's position to the
+            // last one's length, as the field scans' runs do, and waits on L2 the same way
+            // where fields span lines: the same prefetch, with no run count to keep (1 MiB of
+            // 20..=150-byte strings on Sapphire Rapids: 7.0 -> 5.8 ns a field, 12 MiB of
+            // 200..=1000-byte ones 31 -> 25, the mixed message 5.77 -> 5.70).
+            crate::arch::prefetch_after(buf.as_ptr(), n);
+            Ok(n)
+        }
         None => skip_field_reference(tag, buf, depth_limit),
     }
 }
