@@ -107,10 +107,10 @@ const FAILED: u8 = u8::MAX;
 /// on their wire types. Keeping the count costs the mixed message's loop instructions (71 -> 82
 /// a field under callgrind) but no time measurable in the wall bench (4.76 against 4.73-4.80
 /// ns a field); 1 MiB of 20..=150-byte strings went from 4.7 to 3.0-3.1 ns a field. In a run
-/// the line 512 bytes ahead is fetched after a field under 256 bytes, as
-/// [`crate::stream::Delimited`] does (`arch::prefetch_after`): the same message on Sapphire
-/// Rapids 5.6-6.0 -> 5.1-5.2 ns a field (on Zen 4 a prefetch in `Reader::skip_next`'s runs
-/// had changed nothing: its prefetchers kept up).
+/// the line `arch::PREFETCH_AHEAD` (1024) bytes ahead is fetched after a field under 256
+/// bytes, as [`crate::stream::Delimited`] does (`arch::prefetch_after`): the same message on
+/// Sapphire Rapids 5.6-6.0 -> 5.1-5.2 ns a field, then 512 bytes ahead (on Zen 4 a prefetch
+/// in `Reader::skip_next`'s runs had changed nothing: its prefetchers kept up).
 const LEN_RUN: u8 = 8;
 
 /// Iterates over the top-level fields of `message`, in wire order.
