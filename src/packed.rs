@@ -349,24 +349,31 @@ fn encode_block_64_end(v: &[u64; BLOCK], count: usize, dst: &mut [u8]) -> usize 
     store_words(v[..count].iter().map(|&x| varint::encode_words(x)), dst, 0)
 }
 
-/// Packed payloads shorter than this (one SIMD window) are decoded and skipped by the scalar
-/// reference, not the dispatched kernel. Below a window a SIMD decoder works from a zero-padded
-/// stack copy and, when the output has room for fewer than 64 values, through a spill buffer: a
-/// fixed cost of about 25 ns here (AVX2 and AVX-512), more than the reference takes for the few
-/// varints such a payload holds, and short packed fields are the common case inside messages.
-/// Measured with `cargo bench -p pbwire-bench --bench wall -- decode_u64/ /4$` (and `/8$`,
-/// `/16$`, `/32$`), ns/value, reference / AVX2 / AVX-512: 4 one-byte values 2.0 / 7.3 / 6.5;
-/// 32 one-byte values (32 bytes) 0.85 / 1.2 / 1.0; 32 `realistic` values (46 bytes) 1.2 / 1.6 /
-/// 1.1; but 16 `u32-mixed` values (45 bytes) 2.9 / 2.6 / 1.8, so one cut-off for every backend
-/// and distribution is a compromise, and above a window the vector kernels win (32 `u32-mixed`
-/// values, 87 bytes: 2.9 / 1.6 / 1.2). `skip_varints` below a window runs its reference on the
-/// tail anyway, after a SIMD check that costs more than it saves (8 one-byte values: 1.0
-/// against 1.4 ns/value). `count_varints` has no such cost and always dispatches. A
-/// [`crate::backend::Kernel`] always runs its own backend, whatever the length.
-const SMALL_PAYLOAD: usize = 64;
+/// Packed payloads shorter than this (one SIMD window) are decoded by the scalar reference
+/// unless they hold a varint of two bytes or more and are at least the backend's
+/// `arch::KernelFns::short_mixed` bytes long (4 on AVX-512, 16 on SSE2, SSSE3 and AVX2; never on
+/// NEON and the slow-PEXT AVX2 kernels, where it was not measured); a payload of one-byte
+/// varints alone, when the output has room for it, is widened by one loop instead. Below a
+/// window a SIMD decoder works from a zero-padded stack copy and through a spill buffer, a
+/// fixed cost of about 10 ns on AVX-512 and 25-35 ns on the others (Sapphire Rapids), while
+/// the reference's loop costs little for each one-byte varint and, on fresh data, a
+/// mispredicted branch for most longer ones. A probe over 4,096 different payloads of each
+/// size, ns a payload, reference / SSE2 / AVX2 / AVX-512: one-byte, 4 bytes 5 / 24 / 26 / 10,
+/// 16 bytes 11 / 34 / 35 / 12; `u32-mixed`, 6 bytes 17 / 25 / 27 / 10, 24 bytes 48 / 31 / 31 /
+/// 10, 48 bytes 86 / 41 / 36 / 12; `realistic`, 5 bytes 14 / 26 / 28 / 11, 13 bytes 35 / 31 /
+/// 31 / 12; `u64-mixed`, 11 bytes 17 / 29 / 29 / 16, 22 bytes 28 / 32 / 31 / 19. Hence the
+/// one-byte test (`utf8::short_ascii`, a few overlapping word loads) and the cut-off per
+/// backend. (Until 2026-12-07 every payload under 64 bytes went to the reference, from the
+/// wall bench's short rows, whose payloads repeat every call: the predictor learns their
+/// lengths there, and the reference took 2.3 ns a value on 16 `u32-mixed` values against 5.3
+/// fresh.) `skip_varints` below a window runs its reference on the tail anyway, after a SIMD
+/// check that costs more than it saves (8 one-byte values: 1.0 against 1.4 ns/value).
+/// `count_varints` has no such cost and always dispatches. A [`crate::backend::Kernel`] always
+/// runs its own backend, whatever the length.
+pub(crate) const SMALL_PAYLOAD: usize = 64;
 
 macro_rules! varint_type {
-    ($name:ident, $elem:ty, $wide:expr, $max:expr, |$e:ident| $to:expr, |$l:ident| $len:expr, |$b:ident, $d:ident| $block:expr, |$eb:ident, $ec:ident, $ed:ident| $end:expr, $kernel:ident, $adapt:path, $enc_kernel:ident, $enc_adapt:path) => {
+    ($name:ident, $elem:ty, $wide:expr, $max:expr, |$e:ident| $to:expr, |$ob:ident| $from_byte:expr, |$l:ident| $len:expr, |$b:ident, $d:ident| $block:expr, |$eb:ident, $ec:ident, $ed:ident| $end:expr, $kernel:ident, $adapt:path, $enc_kernel:ident, $enc_adapt:path) => {
         struct $name;
         impl VarintType for $name {
             type Elem = $elem;
@@ -390,10 +397,23 @@ macro_rules! varint_type {
             }
             #[inline(always)]
             fn decode(payload: Payload, out: &mut [$elem]) -> Result<usize> {
-                if payload.bytes().len() < SMALL_PAYLOAD {
-                    return crate::arch::scalar::$kernel(payload, $adapt(out));
-                }
+                let bytes = payload.bytes();
                 let fns = crate::backend::active();
+                if bytes.len() < SMALL_PAYLOAD {
+                    // Every varint one byte (enums, bools, small ids: most short packed
+                    // fields): each byte is a value, widened in one loop the compiler
+                    // vectorizes.
+                    let one_byte = crate::utf8::short_ascii(bytes);
+                    if let (true, Some(out)) = (one_byte, out.get_mut(..bytes.len())) {
+                        for (o, &$ob) in out.iter_mut().zip(bytes) {
+                            *o = $from_byte;
+                        }
+                        return Ok(bytes.len());
+                    }
+                    if one_byte || bytes.len() < fns.short_mixed {
+                        return crate::arch::scalar::$kernel(payload, $adapt(out));
+                    }
+                }
                 // SAFETY: `active` hands out only a table the CPU supports.
                 unsafe { (fns.$kernel)(payload, $adapt(out)) }
             }
@@ -419,6 +439,7 @@ varint_type!(
     true,
     varint::MAX_LEN,
     |v| v,
+    |b| b as u64,
     |v| varint::encoded_len(v),
     |b, d| encode_block_64::<B>(b, d),
     |b, c, d| encode_block_64_end(b, c, d),
@@ -433,6 +454,7 @@ varint_type!(
     false,
     varint::MAX_LEN_32,
     |v| v as u64,
+    |b| b as u32,
     |v| len_32(v),
     |b, d| B::encode::<false>(b, d),
     |b, c, d| encode_block_32_end::<false>(b, c, d),
@@ -448,6 +470,7 @@ varint_type!(
     true,
     varint::MAX_LEN,
     |v| v as u64,
+    |b| b as i64,
     |v| varint::encoded_len(v as u64),
     |b, d| encode_block_64::<B>(&map(b, |v| v as u64), d),
     |b, c, d| encode_block_64_end(&map(b, |v| v as u64), c, d),
@@ -463,6 +486,7 @@ varint_type!(
     false,
     varint::MAX_LEN,
     |v| v as i64 as u64,
+    |b| b as i32,
     // As a u32 a negative value takes 5 bytes; sign-extended, 10.
     |v| len_32(v as u32) + 5 * (v < 0) as usize,
     |b, d| B::encode::<true>(&map(b, |v| v as u32), d),
@@ -478,6 +502,7 @@ varint_type!(
     true,
     varint::MAX_LEN,
     |v| varint::zigzag_encode_64(v),
+    |b| varint::zigzag_decode_64(b as u64),
     |v| varint::encoded_len(varint::zigzag_encode_64(v)),
     |b, d| encode_block_64::<B>(&map(b, varint::zigzag_encode_64), d),
     |b, c, d| encode_block_64_end(&map(b, varint::zigzag_encode_64), c, d),
@@ -492,6 +517,7 @@ varint_type!(
     false,
     varint::MAX_LEN_32,
     |v| varint::zigzag_encode_32(v) as u64,
+    |b| varint::zigzag_decode_32(b as u32),
     |v| len_32(varint::zigzag_encode_32(v)),
     |b, d| B::encode::<false>(&map(b, varint::zigzag_encode_32), d),
     |b, c, d| encode_block_32_end::<false>(&map(b, varint::zigzag_encode_32), c, d),
@@ -506,6 +532,7 @@ varint_type!(
     false,
     1,
     |v| v as u64,
+    |b| b != 0,
     |_v| 1,
     |b, d| B::encode::<false>(&map(b, |v| v as u32), d),
     |b, c, d| encode_block_32_end::<false>(&map(b, |v| v as u32), c, d),

@@ -29,9 +29,9 @@ fn word(bytes: &[u8], at: usize) -> u64 {
 }
 
 /// Whether `bytes` is ASCII, for lengths 1..=64 (overlapping loads cover the whole string);
-/// `false` for other lengths.
+/// `false` for other lengths. (For a packed payload: whether every varint in it is one byte.)
 #[inline(always)]
-fn short_ascii(bytes: &[u8]) -> bool {
+pub(crate) fn short_ascii(bytes: &[u8]) -> bool {
     let n = bytes.len();
     if n < 8 {
         return match bytes {

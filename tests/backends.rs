@@ -442,6 +442,36 @@ fn the_dispatched_decoders_and_skip_agree_across_the_short_payload_cutoff() {
     }
 }
 
+/// Below one SIMD window the dispatched decoders widen a payload of one-byte varints in one loop
+/// (when the output has room for all of it), give one with a longer varint to the backend from
+/// its own length on (`short_mixed`: 4 bytes on AVX-512, 16 on SSE2 to AVX2) and to the
+/// reference below it: every type agrees with the reference at every length under the cut-off,
+/// for payloads of one-byte varints, of longer ones, and of one-byte ones ending mid-varint,
+/// with the output exactly full, one short and roomier.
+#[test]
+fn the_dispatched_decoders_agree_on_every_short_payload() {
+    let one_byte: Vec<u8> = (0..70u32).map(|i| (i * 37 % 128) as u8).collect();
+    let mixed = mixed_payload(0x9e37_79b9_7f4a_7c15, 70);
+    for len in sweep(0..=70usize, 5) {
+        let cut = [&one_byte[..len.saturating_sub(1)], &[0x80][..]].concat();
+        for payload in [&one_byte[..len], &mixed[..len], &cut[..]] {
+            let count = packed::count_varints(payload);
+            for capacity in [count, count.saturating_sub(1), count + 3] {
+                assert!(
+                    dispatched_agrees(payload, capacity, packed::decode_u64, Kernel::decode_u64)
+                        && dispatched_agrees(payload, capacity, packed::decode_u32, Kernel::decode_u32)
+                        && dispatched_agrees(payload, capacity, packed::decode_i64, Kernel::decode_i64)
+                        && dispatched_agrees(payload, capacity, packed::decode_i32, Kernel::decode_i32)
+                        && dispatched_agrees(payload, capacity, packed::decode_sint64, Kernel::decode_sint64)
+                        && dispatched_agrees(payload, capacity, packed::decode_sint32, Kernel::decode_sint32)
+                        && dispatched_agrees(payload, capacity, packed::decode_bool, Kernel::decode_bool),
+                    "payload {payload:02x?} capacity {capacity}"
+                );
+            }
+        }
+    }
+}
+
 /// One `packed::extend_*` against the reference decode with room for every varint: the same
 /// result, the values appended after what the vector held, and the vector unchanged on error.
 #[cfg(feature = "alloc")]

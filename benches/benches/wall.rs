@@ -305,26 +305,34 @@ fn decode_u64_dram_bench(dist: Dist, n: usize) -> Bench {
 /// (4-20 MB a contender) come from L3, as fresh data does.
 const FRESH_COPIES: usize = 256;
 
+/// Payloads of a `_fresh` bench of `n` values: [`FRESH_COPIES`], or for short payloads enough
+/// for 65,536 values in all, so that the reference's per-value branches (whose outcomes a
+/// predictor would learn over 256 payloads of 8 values) meet as many lengths as on long ones.
+fn fresh_copies(n: usize) -> usize {
+    FRESH_COPIES.max((1 << 16) / n.max(1))
+}
+
 /// Values in the `decode_u64_dram` benches: 128 MB of `u64` output, four times this machine's
 /// L3 (32 MB).
 const DRAM_VALUES: usize = 16_000_000;
 
-/// `decode_u64` over `FRESH_COPIES` different payloads of the same distribution, one per call.
-/// Verification uses the first payload.
 /// The payloads of a `_fresh` bench, shared by its contenders.
 type Payloads = Rc<Vec<Vec<u8>>>;
 
-/// The values of `FRESH_COPIES` payloads of `n` values, the payloads bare and length-prefixed,
+/// The values of `fresh_copies(n)` payloads of `n` values, the payloads bare and length-prefixed,
 /// and their mean size in bytes.
 fn fresh_payloads(dist: Dist, n: usize) -> (Vec<u64>, Payloads, Payloads, usize) {
-    let all = data::values(dist, n * FRESH_COPIES);
+    let copies = fresh_copies(n);
+    let all = data::values(dist, n * copies);
     data::check_distribution(dist, &all);
     let payloads: Payloads = Rc::new(all.chunks(n).map(data::packed).collect());
     let prefixed: Payloads = Rc::new(payloads.iter().map(|p| data::length_prefixed(p)).collect());
-    let bytes = payloads.iter().map(Vec::len).sum::<usize>() / FRESH_COPIES;
+    let bytes = payloads.iter().map(Vec::len).sum::<usize>() / copies;
     (all, payloads, prefixed, bytes)
 }
 
+/// `decode_u64` over `fresh_copies(n)` different payloads of the same distribution, one per
+/// call. Verification uses the first payload.
 fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
     let (all, payloads, prefixed, bytes) = fresh_payloads(dist, n);
     let e = Some(hash_values(all[..n].iter().copied()));
@@ -332,7 +340,7 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
     for k in pbwire_backends() {
         let (ps, mut out, mut i) = (payloads.clone(), vec![0u64; n], 0usize);
         cs.push(contender(k.name(), e, move |verify| {
-            i = if verify { 0 } else { (i + 1) % FRESH_COPIES };
+            i = if verify { 0 } else { (i + 1) % ps.len() };
             let c = k.decode_u64(&ps[i], &mut out).unwrap();
             if verify {
                 hash_values(out[..c].iter().copied())
@@ -343,7 +351,7 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
     }
     let (ps, mut vec, mut i) = (prefixed.clone(), Vec::<u64>::new(), 0usize);
     cs.push(contender(PROST_PACKED, e, move |verify| {
-        i = if verify { 0 } else { (i + 1) % FRESH_COPIES };
+        i = if verify { 0 } else { (i + 1) % ps.len() };
         vec.clear();
         let mut buf: &[u8] = &ps[i];
         prost::encoding::uint64::merge_repeated(
@@ -361,7 +369,7 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
     }));
     let (ps, mut out, mut i) = (payloads.clone(), vec![0u64; n], 0usize);
     cs.push(contender("pbwire varint::decode_u64 loop", e, move |verify| {
-        i = if verify { 0 } else { (i + 1) % FRESH_COPIES };
+        i = if verify { 0 } else { (i + 1) % ps.len() };
         let p = &ps[i];
         let mut pos = 0;
         for slot in out.iter_mut() {
@@ -377,7 +385,7 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
     }));
     let (ps, mut out, mut i) = (payloads.clone(), vec![0u64; n], 0usize);
     cs.push(contender("pbwire Reader::read_varint loop", e, move |verify| {
-        i = if verify { 0 } else { (i + 1) % FRESH_COPIES };
+        i = if verify { 0 } else { (i + 1) % ps.len() };
         let mut r = pbwire::reader::Reader::new(&ps[i]);
         for slot in out.iter_mut() {
             *slot = r.read_varint().unwrap();
@@ -390,7 +398,7 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
     }));
     let (ps, mut out, mut i) = (payloads.clone(), vec![0u64; n], 0usize);
     cs.push(contender("prost decode_varint loop", e, move |verify| {
-        i = if verify { 0 } else { (i + 1) % FRESH_COPIES };
+        i = if verify { 0 } else { (i + 1) % ps.len() };
         let mut buf: &[u8] = &ps[i];
         for slot in out.iter_mut() {
             *slot = prost::encoding::decode_varint(&mut buf).unwrap();
@@ -404,15 +412,15 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
     Bench::per_value("decode_u64_fresh", dist, n, bytes, PROST_PACKED, cs)
 }
 
-/// `decode_u32` or `decode_i32` over `FRESH_COPIES` different payloads, one per call, as in
+/// `decode_u32` or `decode_i32` over `fresh_copies(n)` different payloads, one per call, as in
 /// `decode_u64_fresh` (pbwire's backends and prost's `merge_repeated`). Verification uses the
 /// first payload.
 fn decode_narrow_fresh_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
     let (all, payloads, prefixed, bytes) = fresh_payloads(dist, n);
     let e = Some(hash_values(all[..n].iter().map(|&v| v as u32 as u64)));
     // The payload for this call: the first when verifying, else the next.
-    fn next(i: &mut usize, verify: bool) -> usize {
-        *i = if verify { 0 } else { (*i + 1) % FRESH_COPIES };
+    fn next(i: &mut usize, verify: bool, copies: usize) -> usize {
+        *i = if verify { 0 } else { (*i + 1) % copies };
         *i
     }
     fn result(values: impl Iterator<Item = u32>, verify: bool) -> u64 {
@@ -427,7 +435,7 @@ fn decode_narrow_fresh_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
         let (ps, mut i, mut out) = (payloads.clone(), 0usize, vec![0u32; n]);
         let mut signed = vec![0i32; n];
         cs.push(contender(k.name(), e, move |verify| {
-            let p = &ps[next(&mut i, verify)];
+            let p = &ps[next(&mut i, verify, ps.len())];
             match narrow {
                 Narrow::Uint32 => {
                     let c = k.decode_u32(p, &mut out).unwrap();
@@ -442,7 +450,7 @@ fn decode_narrow_fresh_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
     }
     let (ps, mut i, mut vec, mut signed) = (prefixed.clone(), 0usize, Vec::<u32>::new(), Vec::<i32>::new());
     cs.push(contender(PROST_PACKED, e, move |verify| {
-        let mut buf: &[u8] = &ps[next(&mut i, verify)];
+        let mut buf: &[u8] = &ps[next(&mut i, verify, ps.len())];
         let ctx = DecodeContext::default();
         match narrow {
             Narrow::Uint32 => {
@@ -1222,11 +1230,14 @@ fn specs(quick: bool) -> Vec<Spec> {
         }
     }
     for &dist in &Dist::ALL {
-        let n = 10_000;
-        add(
-            format!("decode_u64_fresh/{}/{n}", dist.name()),
-            Box::new(move || decode_u64_fresh_bench(dist, n)),
-        );
+        // Short payloads too: packed fields inside messages, where a branch per value costs
+        // the reference its lead unless the payload repeats (the `decode_u64` rows above).
+        for n in [8, 32, 10_000] {
+            add(
+                format!("decode_u64_fresh/{}/{n}", dist.name()),
+                Box::new(move || decode_u64_fresh_bench(dist, n)),
+            );
+        }
     }
     for &dist in &Dist::ALL {
         if let Some(narrow) = dist.narrow() {

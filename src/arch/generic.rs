@@ -945,6 +945,8 @@ macro_rules! kernel_fns {
             validate_utf8: VALIDATE_UTF8,
             // And its field scan for `fields::validate`.
             scan_fields: SCAN_FIELDS,
+            // And from which length it takes short packed payloads with longer varints.
+            short_mixed: SHORT_MIXED,
         };
     };
 }

@@ -132,6 +132,11 @@ pub(crate) struct KernelFns {
     pub validate_utf8: unsafe fn(&[u8]) -> bool,
     /// The field scan `fields::validate` starts with, if the backend has a table builder.
     pub scan_fields: Option<ScanFields>,
+    /// The shortest packed payload below `packed`'s cut-off (`packed::SMALL_PAYLOAD`) that the
+    /// dispatched decoders give this backend's kernel rather than the scalar reference, if it
+    /// holds a varint of two bytes or more (one of one-byte varints alone always goes to the
+    /// reference, whose loop is the faster there). `SMALL_PAYLOAD` (never) where unmeasured.
+    pub short_mixed: usize,
 }
 
 /// `core::str::from_utf8` as a backend's UTF-8 check: every backend without a SIMD one (or

@@ -89,4 +89,5 @@ pub(crate) static FNS: super::KernelFns = super::KernelFns {
     validate_utf8: super::utf8_core,
     encode_bool: crate::packed::portable::encode_bool,
     scan_fields: None,
+    short_mixed: crate::packed::SMALL_PAYLOAD,
 };

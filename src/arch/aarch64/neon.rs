@@ -77,4 +77,8 @@ const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = crate::arch::utf8_core;
 /// No field-length table yet: `fields::validate` runs the scalar fast path.
 const SCAN_FIELDS: Option<crate::arch::ScanFields> = None;
 
+/// Short packed payloads go to the reference: the cut-off has not been measured on NEON (qemu
+/// models no timing).
+const SHORT_MIXED: usize = crate::packed::SMALL_PAYLOAD;
+
 generic::kernel_fns!("neon", Neon, generic::Swar, generic::EachVarint);

@@ -216,6 +216,11 @@ crate::packed::encoders_with!("avx2,bmi1,bmi2,lzcnt,popcnt", crate::arch::x86_64
 /// `fields::validate` starts with the AVX2 table of field lengths.
 const SCAN_FIELDS: Option<crate::arch::ScanFields> = Some(super::avx2_fields::scan_fields);
 
+/// Short packed payloads with a varint over one byte from 16 bytes on: the kernel's fixed cost is
+/// 25-35 ns, which the reference's loop exceeds on fresh `u32-mixed` and `realistic` data from
+/// 9-13 bytes, on `u64-mixed` from 22-33 (see `packed::SMALL_PAYLOAD`).
+const SHORT_MIXED: usize = 16;
+
 generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, generic::InLanes<Avx2Lanes>, encoders);
 
 /// The same kernels with shifts and masks where [`FNS`] takes PEXT (a window's only varint over
@@ -228,6 +233,10 @@ generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, generic::InLanes
 pub(crate) mod slow_pext {
     use super::{encoders, Avx2, Avx2Lanes, VALIDATE_UTF8};
     use crate::arch::generic;
+
+    /// Short packed payloads go to the reference, as before the cut-off was measured per
+    /// backend: these CPUs (Zen 1, Zen 2) were not measured for it.
+    const SHORT_MIXED: usize = crate::packed::SMALL_PAYLOAD;
 
     /// No field-length table: `fields::validate` runs the scalar loop, as measured on Zen 1
     /// (3.85x prost). The AVX2 table was not measured on these CPUs, and Zen 1 runs each 256-bit

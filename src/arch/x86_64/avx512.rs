@@ -305,6 +305,11 @@ impl generic::WindowDecoder for Vbmi2 {
 /// The AVX2 backend's UTF-8 check (simdutf8 has no AVX-512 validator).
 const VALIDATE_UTF8: unsafe fn(&[u8]) -> bool = super::avx2::VALIDATE_UTF8;
 
+/// Short packed payloads with a varint over one byte from 4 bytes on: the kernel's fixed cost
+/// (the padded copy of the window, the spill) is about 10 ns, which the reference's loop
+/// exceeds on fresh data from 4-6 bytes (see `packed::SMALL_PAYLOAD`).
+const SHORT_MIXED: usize = 4;
+
 /// The field-length table scan.
 const SCAN_FIELDS: Option<crate::arch::ScanFields> = Some(super::avx512_fields::scan_fields);
 
