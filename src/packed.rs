@@ -350,7 +350,8 @@ fn encode_block_64_end(v: &[u64; BLOCK], count: usize, dst: &mut [u8]) -> usize 
 }
 
 /// Packed payloads shorter than this (one SIMD window) are decoded by the scalar reference
-/// unless they hold a varint of two bytes or more and are at least the backend's
+/// (those under [`TINY_PAYLOAD`] without a look) unless they hold a varint of two bytes or
+/// more and are at least the backend's
 /// `arch::KernelFns::short_mixed` bytes long (4 on AVX-512, 16 on SSE2, SSSE3 and AVX2; never on
 /// NEON and the slow-PEXT AVX2 kernels, where it was not measured); a payload of one-byte
 /// varints alone, when the output has room for it, is widened by one loop instead. Below a
