@@ -312,6 +312,31 @@ fn fresh_copies(n: usize) -> usize {
     FRESH_COPIES.max((1 << 16) / n.max(1))
 }
 
+/// Which of a `_fresh` bench's copies a contender takes next: the first when verifying, else the
+/// one `step` on, each contender with a step of its own (odd, so that every copy comes round).
+/// All walking one copy a call, the contender after one of about its speed in a round read the
+/// copies that one had just brought into L2: `Kernel(avx512)`, after `Kernel(avx2)`, took 0.397
+/// ns a value on fresh u32-mixed data against 0.484 for the same kernel dispatched, first in the
+/// round, and 0.493 itself when put first (Sapphire Rapids). (A copy of the inputs per
+/// contender instead put 10 times the footprint through L3, and every row then measured memory:
+/// 0.81-0.89 ns.)
+struct Walk {
+    at: usize,
+    step: usize,
+}
+
+impl Walk {
+    /// The walk of a bench's `contender`-th contender (distinct steps for up to 64).
+    fn new(contender: usize) -> Walk {
+        Walk { at: 0, step: 2 * (contender * 37 % 64) + 1 }
+    }
+
+    fn next(&mut self, verify: bool, copies: usize) -> usize {
+        self.at = if verify { 0 } else { (self.at + self.step) % copies };
+        self.at
+    }
+}
+
 /// Values in the `decode_u64_dram` benches: 128 MB of `u64` output, four times this machine's
 /// L3 (32 MB).
 const DRAM_VALUES: usize = 16_000_000;
@@ -337,10 +362,11 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
     let (all, payloads, prefixed, bytes) = fresh_payloads(dist, n);
     let e = Some(hash_values(all[..n].iter().copied()));
     let mut cs = Vec::new();
+    let mut walks = (0..).map(Walk::new);
     for k in pbwire_backends() {
-        let (ps, mut out, mut i) = (payloads.clone(), vec![0u64; n], 0usize);
+        let (ps, mut out, mut walk) = (payloads.clone(), vec![0u64; n], walks.next().unwrap());
         cs.push(contender(k.name(), e, move |verify| {
-            i = if verify { 0 } else { (i + 1) % ps.len() };
+            let i = walk.next(verify, ps.len());
             let c = k.decode_u64(&ps[i], &mut out).unwrap();
             if verify {
                 hash_values(out[..c].iter().copied())
@@ -349,9 +375,9 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
             }
         }));
     }
-    let (ps, mut vec, mut i) = (prefixed.clone(), Vec::<u64>::new(), 0usize);
+    let (ps, mut vec, mut walk) = (prefixed.clone(), Vec::<u64>::new(), walks.next().unwrap());
     cs.push(contender(PROST_PACKED, e, move |verify| {
-        i = if verify { 0 } else { (i + 1) % ps.len() };
+        let i = walk.next(verify, ps.len());
         vec.clear();
         let mut buf: &[u8] = &ps[i];
         prost::encoding::uint64::merge_repeated(
@@ -367,9 +393,9 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
             last(&vec, vec.len())
         }
     }));
-    let (ps, mut out, mut i) = (payloads.clone(), vec![0u64; n], 0usize);
+    let (ps, mut out, mut walk) = (payloads.clone(), vec![0u64; n], walks.next().unwrap());
     cs.push(contender("pbwire varint::decode_u64 loop", e, move |verify| {
-        i = if verify { 0 } else { (i + 1) % ps.len() };
+        let i = walk.next(verify, ps.len());
         let p = &ps[i];
         let mut pos = 0;
         for slot in out.iter_mut() {
@@ -383,9 +409,9 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
             last(&out, n)
         }
     }));
-    let (ps, mut out, mut i) = (payloads.clone(), vec![0u64; n], 0usize);
+    let (ps, mut out, mut walk) = (payloads.clone(), vec![0u64; n], walks.next().unwrap());
     cs.push(contender("pbwire Reader::read_varint loop", e, move |verify| {
-        i = if verify { 0 } else { (i + 1) % ps.len() };
+        let i = walk.next(verify, ps.len());
         let mut r = pbwire::reader::Reader::new(&ps[i]);
         for slot in out.iter_mut() {
             *slot = r.read_varint().unwrap();
@@ -396,9 +422,9 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
             last(&out, n)
         }
     }));
-    let (ps, mut out, mut i) = (payloads.clone(), vec![0u64; n], 0usize);
+    let (ps, mut out, mut walk) = (payloads.clone(), vec![0u64; n], walks.next().unwrap());
     cs.push(contender("prost decode_varint loop", e, move |verify| {
-        i = if verify { 0 } else { (i + 1) % ps.len() };
+        let i = walk.next(verify, ps.len());
         let mut buf: &[u8] = &ps[i];
         for slot in out.iter_mut() {
             *slot = prost::encoding::decode_varint(&mut buf).unwrap();
@@ -419,10 +445,6 @@ fn decode_narrow_fresh_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
     let (all, payloads, prefixed, bytes) = fresh_payloads(dist, n);
     let e = Some(hash_values(all[..n].iter().map(|&v| v as u32 as u64)));
     // The payload for this call: the first when verifying, else the next.
-    fn next(i: &mut usize, verify: bool, copies: usize) -> usize {
-        *i = if verify { 0 } else { (*i + 1) % copies };
-        *i
-    }
     fn result(values: impl Iterator<Item = u32>, verify: bool) -> u64 {
         if verify {
             hash_values(values.map(u64::from))
@@ -431,11 +453,12 @@ fn decode_narrow_fresh_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
         }
     }
     let mut cs = Vec::new();
+    let mut walks = (0..).map(Walk::new);
     for k in pbwire_backends() {
-        let (ps, mut i, mut out) = (payloads.clone(), 0usize, vec![0u32; n]);
+        let (ps, mut walk, mut out) = (payloads.clone(), walks.next().unwrap(), vec![0u32; n]);
         let mut signed = vec![0i32; n];
         cs.push(contender(k.name(), e, move |verify| {
-            let p = &ps[next(&mut i, verify, ps.len())];
+            let p = &ps[walk.next(verify, ps.len())];
             match narrow {
                 Narrow::Uint32 => {
                     let c = k.decode_u32(p, &mut out).unwrap();
@@ -448,9 +471,10 @@ fn decode_narrow_fresh_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
             }
         }));
     }
-    let (ps, mut i, mut vec, mut signed) = (prefixed.clone(), 0usize, Vec::<u32>::new(), Vec::<i32>::new());
+    let (ps, mut walk, mut vec, mut signed) =
+        (prefixed.clone(), walks.next().unwrap(), Vec::<u32>::new(), Vec::<i32>::new());
     cs.push(contender(PROST_PACKED, e, move |verify| {
-        let mut buf: &[u8] = &ps[next(&mut i, verify, ps.len())];
+        let mut buf: &[u8] = &ps[walk.next(verify, ps.len())];
         let ctx = DecodeContext::default();
         match narrow {
             Narrow::Uint32 => {
@@ -658,18 +682,15 @@ fn encode_bench(dist: Dist, n: usize, narrow: Option<Narrow>, copies: usize) -> 
         Vec::new()
     });
     let v64 = Rc::new(arrays);
-    // The array of this call: the first to verify, else the next.
-    let next = move |i: &mut usize, verify: bool| {
-        *i = if verify { 0 } else { (*i + 1) % copies };
-        *i
-    };
+    // The array of each call (see `Walk`).
+    let mut walks = (0..).map(Walk::new);
     for k in pbwire_backends() {
-        let (mut out, mut i) = (vec![0u8; size], 0usize);
+        let (mut out, mut walk) = (vec![0u8; size], walks.next().unwrap());
         let (v, w, wi) = (v64.clone(), v32.clone(), vi32.clone());
         let name =
             k.name().replace("packed::*", &format!("packed::encode_{}", narrow.map_or("u64", Narrow::name)));
         cs.push(contender(name, e, move |verify| {
-            let i = next(&mut i, verify);
+            let i = walk.next(verify, copies);
             let len = match narrow {
                 None => k.encode_u64(&v[i], &mut out),
                 Some(Narrow::Uint32) => k.encode_u32(&w[i], &mut out),
@@ -686,12 +707,12 @@ fn encode_bench(dist: Dist, n: usize, narrow: Option<Narrow>, copies: usize) -> 
     // The dispatched encoder given room for the worst case (10 bytes a value, 5 for `uint32`),
     // which spares it the length pass over the whole array.
     let worst = n * if narrow == Some(Narrow::Uint32) { 5 } else { 10 };
-    let (mut out, mut i) = (vec![0u8; worst], 0usize);
+    let (mut out, mut walk) = (vec![0u8; worst], walks.next().unwrap());
     let (v, w, wi) = (v64.clone(), v32.clone(), vi32.clone());
     let name =
         format!("pbwire packed::encode_{}, room for the worst case", narrow.map_or("u64", Narrow::name));
     cs.push(contender(name, e, move |verify| {
-        let i = next(&mut i, verify);
+        let i = walk.next(verify, copies);
         let len = match narrow {
             None => pbwire::packed::encode_u64(&v[i], &mut out),
             Some(Narrow::Uint32) => pbwire::packed::encode_u32(&w[i], &mut out),
@@ -705,9 +726,9 @@ fn encode_bench(dist: Dist, n: usize, narrow: Option<Narrow>, copies: usize) -> 
         }
     }));
     // What prost's generated code does per value: widen (int32 sign-extends) and encode_varint.
-    let (v, mut vec, mut i) = (v64.clone(), Vec::<u8>::with_capacity(size), 0usize);
+    let (v, mut vec, mut walk) = (v64.clone(), Vec::<u8>::with_capacity(size), walks.next().unwrap());
     cs.push(contender(PROST_ENCODE, e, move |verify| {
-        let i = next(&mut i, verify);
+        let i = walk.next(verify, copies);
         vec.clear();
         for &x in v[i].iter() {
             prost::encoding::encode_varint(x, &mut vec);
@@ -718,9 +739,9 @@ fn encode_bench(dist: Dist, n: usize, narrow: Option<Narrow>, copies: usize) -> 
             vec.len() as u64 ^ vec[vec.len() - 1] as u64
         }
     }));
-    let (v, l, mut out, mut i) = (v64.clone(), lens.clone(), vec![0u8; size], 0usize);
+    let (v, l, mut out, mut walk) = (v64.clone(), lens.clone(), vec![0u8; size], walks.next().unwrap());
     cs.push(contender("prost encode_varint loop (&mut [u8])", e, move |verify| {
-        let i = next(&mut i, verify);
+        let i = walk.next(verify, copies);
         let mut buf: &mut [u8] = &mut out[..l[i]];
         for &x in v[i].iter() {
             prost::encoding::encode_varint(x, &mut buf);
@@ -731,9 +752,9 @@ fn encode_bench(dist: Dist, n: usize, narrow: Option<Narrow>, copies: usize) -> 
             out[l[i] - 1] as u64
         }
     }));
-    let (v, mut out, mut i) = (v64.clone(), vec![0u8; size], 0usize);
+    let (v, mut out, mut walk) = (v64.clone(), vec![0u8; size], walks.next().unwrap());
     cs.push(contender("integer-encoding encode_var loop", e, move |verify| {
-        let i = next(&mut i, verify);
+        let i = walk.next(verify, copies);
         let mut pos = 0;
         for &x in v[i].iter() {
             pos += x.encode_var(&mut out[pos..]);
@@ -1354,9 +1375,17 @@ fn run_bench(mut b: Bench, cfg: &Config) -> Vec<Row> {
     let iters: Vec<u64> = b.contenders.iter_mut().map(|c| calibrate(&mut c.run, cfg.target)).collect();
     let k = b.contenders.len();
     let mut samples = vec![Vec::with_capacity(cfg.rounds); k];
-    for round in 0..cfg.rounds {
-        for j in 0..k {
-            let i = (j + round) % k;
+    // A new order every round (a fixed seed: the same orders in every run): with the order
+    // rotated, each contender always followed the same one, and the first, after prost's slow
+    // per-value loop, ran 10-20% slower than the same kernel later in the round (fresh u64-mixed
+    // data, the dispatched row against `Kernel(avx512)`, Sapphire Rapids).
+    let mut rng = data::Rng::new(0x0bde_5eed);
+    let mut order: Vec<usize> = (0..k).collect();
+    for _ in 0..cfg.rounds {
+        for j in (1..k).rev() {
+            order.swap(j, rng.range(0, j as u64) as usize);
+        }
+        for &i in &order {
             let t = time(&mut b.contenders[i].run, iters[i]);
             samples[i].push(t.as_secs_f64() * 1e9 / iters[i] as f64);
         }
