@@ -411,6 +411,17 @@ fn dispatched_agrees<T: Copy + Default + PartialEq>(
     result == want_result && result.map_or(true, |n| got[..n] == want[..n])
 }
 
+/// [`dispatched_agrees`] for every varint type.
+fn every_dispatched_decoder_agrees(payload: &[u8], capacity: usize) -> bool {
+    dispatched_agrees(payload, capacity, packed::decode_u64, Kernel::decode_u64)
+        && dispatched_agrees(payload, capacity, packed::decode_u32, Kernel::decode_u32)
+        && dispatched_agrees(payload, capacity, packed::decode_i64, Kernel::decode_i64)
+        && dispatched_agrees(payload, capacity, packed::decode_i32, Kernel::decode_i32)
+        && dispatched_agrees(payload, capacity, packed::decode_sint64, Kernel::decode_sint64)
+        && dispatched_agrees(payload, capacity, packed::decode_sint32, Kernel::decode_sint32)
+        && dispatched_agrees(payload, capacity, packed::decode_bool, Kernel::decode_bool)
+}
+
 /// The dispatched decoders and `skip_varints` hand payloads shorter than one SIMD window to the
 /// reference and longer ones to the detected backend: every type agrees with the reference on
 /// both sides of that length, with the output exactly full and one short.
@@ -421,16 +432,7 @@ fn the_dispatched_decoders_and_skip_agree_across_the_short_payload_cutoff() {
         let payload = &payload[..len];
         let count = packed::count_varints(payload);
         for capacity in [count, count.saturating_sub(1)] {
-            assert!(
-                dispatched_agrees(payload, capacity, packed::decode_u64, Kernel::decode_u64)
-                    && dispatched_agrees(payload, capacity, packed::decode_u32, Kernel::decode_u32)
-                    && dispatched_agrees(payload, capacity, packed::decode_i64, Kernel::decode_i64)
-                    && dispatched_agrees(payload, capacity, packed::decode_i32, Kernel::decode_i32)
-                    && dispatched_agrees(payload, capacity, packed::decode_sint64, Kernel::decode_sint64)
-                    && dispatched_agrees(payload, capacity, packed::decode_sint32, Kernel::decode_sint32)
-                    && dispatched_agrees(payload, capacity, packed::decode_bool, Kernel::decode_bool),
-                "len {len} capacity {capacity}"
-            );
+            assert!(every_dispatched_decoder_agrees(payload, capacity), "len {len} capacity {capacity}");
         }
         for n in 0..=count + 1 {
             assert_eq!(
@@ -458,13 +460,7 @@ fn the_dispatched_decoders_agree_on_every_short_payload() {
             let count = packed::count_varints(payload);
             for capacity in [count, count.saturating_sub(1), count + 3] {
                 assert!(
-                    dispatched_agrees(payload, capacity, packed::decode_u64, Kernel::decode_u64)
-                        && dispatched_agrees(payload, capacity, packed::decode_u32, Kernel::decode_u32)
-                        && dispatched_agrees(payload, capacity, packed::decode_i64, Kernel::decode_i64)
-                        && dispatched_agrees(payload, capacity, packed::decode_i32, Kernel::decode_i32)
-                        && dispatched_agrees(payload, capacity, packed::decode_sint64, Kernel::decode_sint64)
-                        && dispatched_agrees(payload, capacity, packed::decode_sint32, Kernel::decode_sint32)
-                        && dispatched_agrees(payload, capacity, packed::decode_bool, Kernel::decode_bool),
+                    every_dispatched_decoder_agrees(payload, capacity),
                     "payload {payload:02x?} capacity {capacity}"
                 );
             }
