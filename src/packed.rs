@@ -351,10 +351,10 @@ fn encode_block_64_end(v: &[u64; BLOCK], count: usize, dst: &mut [u8]) -> usize 
 
 /// Packed payloads shorter than this (one SIMD window) are decoded by the scalar reference
 /// (those under [`TINY_PAYLOAD`] without a look) unless they hold a varint of two bytes or
-/// more and are at least the backend's
-/// `arch::KernelFns::short_mixed` bytes long (4 on AVX-512, 16 on SSE2, SSSE3 and AVX2; never on
-/// NEON and the slow-PEXT AVX2 kernels, where it was not measured); a payload of one-byte
-/// varints alone, when the output has room for it, is widened by one loop instead. Below a
+/// more and are at least the backend's `arch::KernelFns::short_mixed` bytes long (4 on
+/// AVX-512, 16 on SSE2, SSSE3 and AVX2; never on NEON and the slow-PEXT AVX2 kernels, where it
+/// was not measured); a payload of one-byte varints alone, when the output has room for it, is
+/// widened by one loop instead. Below a
 /// window a SIMD decoder works from a zero-padded stack copy and through a spill buffer, a
 /// fixed cost of about 10 ns on AVX-512 and 25-35 ns on the others (Sapphire Rapids), while
 /// the reference's loop costs little for each one-byte varint and, on fresh data, a
