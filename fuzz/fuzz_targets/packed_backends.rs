@@ -39,6 +39,28 @@ fn every_backend<T: Copy + Default + PartialEq + core::fmt::Debug>(
     }
 }
 
+/// One dispatched entry point (`packed::*`: the detected backend from one window up, its own
+/// short paths below: the reference, a widening loop for one-byte varints, the backend from its
+/// `short_mixed` length) against the reference result `want`.
+fn dispatched<T: Copy + Default + PartialEq + core::fmt::Debug>(
+    name: &str,
+    payload: &[u8],
+    capacity: usize,
+    want: &(Vec<T>, Option<Error>),
+    decode: impl Fn(&[u8], &mut [T]) -> Result<usize>,
+) {
+    let expected: Result<usize> = match want.1 {
+        Some(e) => Err(e),
+        None => Ok(want.0.len()),
+    };
+    let mut out = exact_out::<T>(capacity);
+    let got = decode(payload, &mut out);
+    assert_eq!(got, expected, "{name}, capacity {capacity}, payload {payload:02x?}");
+    if let Ok(n) = got {
+        assert_eq!(&out[..n], &want.0[..], "{name} values");
+    }
+}
+
 fn mapped<T>(want: &(Vec<u64>, Option<Error>), f: impl Fn(u64) -> T) -> (Vec<T>, Option<Error>) {
     (want.0.iter().map(|&v| f(v)).collect(), want.1)
 }
@@ -57,9 +79,21 @@ fn check_varints(payload: &[u8], capacity: usize) {
     every_backend("sint32", payload, capacity, &zz32, |k, p, o| k.decode_sint32(p, o));
     every_backend("bool", payload, capacity, &mapped(&want, |v| v != 0), |k, p, o| k.decode_bool(p, o));
 
-    // The dispatched entry points are the detected backend.
-    every_backend("packed::decode_u64", payload, capacity, &want, |_, p, o| packed::decode_u64(p, o));
-    every_backend("packed::decode_sint32", payload, capacity, &zz32, |_, p, o| packed::decode_sint32(p, o));
+    // The dispatched entry points, every type (each has its own widening loop for short
+    // payloads of one-byte varints).
+    dispatched("packed::decode_u64", payload, capacity, &want, packed::decode_u64);
+    dispatched("packed::decode_u32", payload, capacity, &mapped(&want, |v| v as u32), packed::decode_u32);
+    dispatched("packed::decode_i64", payload, capacity, &mapped(&want, |v| v as i64), packed::decode_i64);
+    dispatched(
+        "packed::decode_i32",
+        payload,
+        capacity,
+        &mapped(&want, |v| v as u32 as i32),
+        packed::decode_i32,
+    );
+    dispatched("packed::decode_sint64", payload, capacity, &zz64, packed::decode_sint64);
+    dispatched("packed::decode_sint32", payload, capacity, &zz32, packed::decode_sint32);
+    dispatched("packed::decode_bool", payload, capacity, &mapped(&want, |v| v != 0), packed::decode_bool);
 
     // The unchecked entry points, with exactly `UNCHECKED_SLOP` bytes after the payload in its
     // allocation (the payload's bytes again, then continuation bytes): a read past the slop is
