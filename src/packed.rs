@@ -607,7 +607,7 @@ fn encode_varint_type<V: VarintType, B: Block32>(values: &[V::Elem], out: &mut [
     // value's words stored whole into a stack buffer and the bytes copied out once (exact
     // stores into the output looped over each length, a branch that mispredicts on fresh data:
     // two u32-mixed values 26 ns that way, 12 this way; eight 20 against 53-71).
-    if values.len() < SMALL_PAYLOAD && values.iter().fold(0, |acc, &v| acc | V::to_wire(v)) < 0x80 {
+    if values.len() < NARROW && values.iter().fold(0, |acc, &v| acc | V::to_wire(v)) < 0x80 {
         let Some(out) = out.get_mut(..values.len()) else {
             return Err(Error::new(ErrorKind::OutputTooSmall, 0));
         };
@@ -658,6 +658,10 @@ fn encode_varint_type<V: VarintType, B: Block32>(values: &[V::Elem], out: &mut [
     debug_assert_eq!(pos, end);
     Ok(pos)
 }
+
+/// Arrays shorter than this (a count of values) whose values all take one byte are narrowed to
+/// bytes by one loop: the payload is then under one decode window too.
+const NARROW: usize = SMALL_PAYLOAD;
 
 /// Arrays shorter than this with a value over one byte are staged whole on the stack (about 2
 /// ns a value on fresh data; the blocks of 32 take over from there, and do better with a SIMD

@@ -309,11 +309,13 @@ const FRESH_COPIES: usize = 256;
 /// for 65,536 values in all, so that the reference's per-value branches (whose outcomes a
 /// predictor would learn over 256 payloads of 8 values) meet as many lengths as on long ones.
 fn fresh_copies(n: usize) -> usize {
-    FRESH_COPIES.max((1 << 16) / n.max(1))
+    // A power of two, so that every odd `Walk` step comes round to every copy.
+    FRESH_COPIES.max(((1 << 16) / n.max(1)).next_power_of_two())
 }
 
 /// Which of a `_fresh` bench's copies a contender takes next: the first when verifying, else the
-/// one `step` on, each contender with a step of its own (odd, so that every copy comes round).
+/// one `step` on, each contender with a step of its own (odd: with a power-of-two number of
+/// copies, every copy comes round).
 /// All walking one copy a call, the contender after one of about its speed in a round read the
 /// copies that one had just brought into L2: `Kernel(avx512)`, after `Kernel(avx2)`, took 0.397
 /// ns a value on fresh u32-mixed data against 0.484 for the same kernel dispatched, first in the
