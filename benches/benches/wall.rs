@@ -1289,6 +1289,12 @@ fn specs(quick: bool) -> Vec<Spec> {
         }
     }
     for &dist in &Dist::ALL {
+        // Short arrays too (a repeated field inside a message): 65,536 values' worth of
+        // different arrays, as for the short decode rows.
+        for n in [8, 32] {
+            let id = format!("encode_u64_fresh/{}/{n}", dist.name());
+            add(id, Box::new(move || encode_bench(dist, n, None, fresh_copies(n))));
+        }
         let n = 10_000;
         let id = format!("encode_u64_fresh/{}/{n}", dist.name());
         add(id, Box::new(move || encode_bench(dist, n, None, FRESH_COPIES)));

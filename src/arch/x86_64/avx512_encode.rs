@@ -546,6 +546,18 @@ unsafe fn encode<W: Wire>(values: &[W::Elem], out: &mut [u8]) -> Result<usize> {
     let Some(out) = out.get_mut(..total) else {
         return Err(Error::new(ErrorKind::OutputTooSmall, 0));
     };
+    if !roomy && total == values.len() {
+        // Every value takes one byte (enums, flags, small ids; the length pass has just said
+        // so, for nothing more than a compare): each value's byte, by a loop the compiler
+        // vectorizes, in place of the encoding steps (wall A/B, ns a value: fresh arrays of 8
+        // 1.56 -> 1.05, of 32 0.67 -> 0.37, of 10,000 0.48 -> 0.36; 100 values 0.43 -> 0.24).
+        // A look at short arrays with room for the worst case as well (no length pass there)
+        // cost mixed arrays of eight 1.6-2.3 ns a call, and is not taken.
+        for (o, &v) in out.iter_mut().zip(values) {
+            *o = W::wire(v) as u8;
+        }
+        return Ok(total);
+    }
     let dst = out.as_mut_ptr();
     let (mut pos, mut done) = (0usize, 0usize);
     // Whole-register stores: sixteen values a step in 32-bit lanes while they are short (or
