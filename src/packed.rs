@@ -571,12 +571,17 @@ fn encoded_len_with<V: VarintType, B: Block32>(values: &[V::Elem]) -> usize {
     if !V::WIDE {
         return values.chunks(1 << 20).map(sum).sum();
     }
-    // 64-bit types: a block whose values all fit 32 bits takes the vectorizable 32-bit length.
+    // 64-bit types: a block whose values all fit 32 bits takes the vectorizable 32-bit length,
+    // one whose values all take one byte none (the portable kernels' one-byte arrays, whose
+    // encoding is then a narrowing loop: 10,000 values 0.61 -> 0.31 ns a value, A/B).
     let mut blocks = values.chunks_exact(BLOCK);
     let mut total = 0;
     for block in &mut blocks {
         let wire: [u64; BLOCK] = core::array::from_fn(|i| V::to_wire(block[i]));
-        total += if wire.iter().fold(0, |acc, &x| acc | x >> 32) == 0 {
+        let or = wire.iter().fold(0, |acc, &x| acc | x);
+        total += if or < 0x80 {
+            BLOCK
+        } else if or >> 32 == 0 {
             B::len_fits_32::<false>(&wire)
         } else if B::INT32_LENGTHS && wire.iter().fold(0, |acc, &x| acc | x.wrapping_add(1 << 31) >> 32) == 0
         {
