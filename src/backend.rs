@@ -277,15 +277,16 @@ impl Kernel {
     /// See [`crate::packed::decode_u64`].
     #[inline]
     pub fn decode_u64(&self, payload: &[u8], out: &mut [u64]) -> Result<usize> {
-        // SAFETY: a `Kernel` holds a table only after the CPU was found to support it.
-        unsafe { (self.fns.decode_u64)(crate::arch::Payload::new(payload), out) }
+        // SAFETY: a `Kernel` holds a table only after the CPU was found to support it; a
+        // decoder writes only values into its slots.
+        unsafe { (self.fns.decode_u64)(crate::arch::Payload::new(payload), crate::arch::slots(out)) }
     }
 
     /// See [`crate::packed::decode_u32`].
     #[inline]
     pub fn decode_u32(&self, payload: &[u8], out: &mut [u32]) -> Result<usize> {
         // SAFETY: as for `decode_u64`.
-        unsafe { (self.fns.decode_u32)(crate::arch::Payload::new(payload), out) }
+        unsafe { (self.fns.decode_u32)(crate::arch::Payload::new(payload), crate::arch::slots(out)) }
     }
 
     /// See [`crate::packed::decode_i64`]: the `u64` kernel, as the bits are the same.
@@ -304,21 +305,21 @@ impl Kernel {
     #[inline]
     pub fn decode_sint64(&self, payload: &[u8], out: &mut [i64]) -> Result<usize> {
         // SAFETY: as for `decode_u64`.
-        unsafe { (self.fns.decode_sint64)(crate::arch::Payload::new(payload), out) }
+        unsafe { (self.fns.decode_sint64)(crate::arch::Payload::new(payload), crate::arch::slots(out)) }
     }
 
     /// See [`crate::packed::decode_sint32`].
     #[inline]
     pub fn decode_sint32(&self, payload: &[u8], out: &mut [i32]) -> Result<usize> {
         // SAFETY: as for `decode_u64`.
-        unsafe { (self.fns.decode_sint32)(crate::arch::Payload::new(payload), out) }
+        unsafe { (self.fns.decode_sint32)(crate::arch::Payload::new(payload), crate::arch::slots(out)) }
     }
 
     /// See [`crate::packed::decode_bool`].
     #[inline]
     pub fn decode_bool(&self, payload: &[u8], out: &mut [bool]) -> Result<usize> {
         // SAFETY: as for `decode_u64`.
-        unsafe { (self.fns.decode_bool)(crate::arch::Payload::new(payload), out) }
+        unsafe { (self.fns.decode_bool)(crate::arch::Payload::new(payload), crate::arch::slots(out)) }
     }
 
     /// See [`crate::packed::count_varints`].
@@ -397,10 +398,11 @@ macro_rules! unchecked_decoders {
             #[inline]
             pub unsafe fn $name(&self, payload: *const u8, len: usize, out: &mut [$elem]) -> Result<usize> {
                 // SAFETY: the caller's contract is `with_slop`'s; a `Kernel` holds a table only
-                // after the CPU was found to support it.
+                // after the CPU was found to support it; a decoder writes only values into its
+                // slots.
                 unsafe {
                     let payload = crate::arch::Payload::with_slop(payload, len, crate::packed::UNCHECKED_SLOP);
-                    (self.fns.$kernel)(payload, $adapt(out))
+                    (self.fns.$kernel)(payload, crate::arch::slots($adapt(out)))
                 }
             }
         )*}

@@ -9,6 +9,7 @@
 
 use crate::arch::{scalar, Payload};
 use crate::error::Result;
+use core::mem::MaybeUninit;
 
 /// A block of `BYTES` input bytes in a SIMD register.
 pub(crate) trait Vector: Copy {
@@ -228,7 +229,7 @@ unsafe fn decode_known_len<X: Compress>(p: *const u8, len: usize) -> (u64, bool)
 #[inline(always)]
 fn finish<T>(
     payload: &[u8],
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
     pos: usize,
     n: usize,
     convert: impl Fn(u64) -> T,
@@ -348,12 +349,12 @@ unsafe fn decode_window<X: Compress, T, const LENGTHS: u8>(
 
 /// A window of one-byte varints: each byte is its value.
 #[inline(always)]
-fn widen<T>(from: &[u8; WINDOW], to: &mut [T; WINDOW], convert: impl Fn(u64) -> T) {
+fn widen<T>(from: &[u8; WINDOW], to: &mut [MaybeUninit<T>; WINDOW], convert: impl Fn(u64) -> T) {
     // The payload reaches the kernel as a raw pointer, so the compiler cannot tell that it does
     // not overlap the output; a local copy it can (the signed types' loops vectorize then).
     let from = *from;
     for (o, &b) in to.iter_mut().zip(&from) {
-        *o = convert(b as u64);
+        o.write(convert(b as u64));
     }
 }
 
@@ -391,7 +392,7 @@ const MAX_BACK: usize = crate::varint::MAX_LEN - 1;
 #[inline(always)]
 pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
     input: Payload,
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
     convert: impl Fn(u64) -> T + Copy,
 ) -> Result<usize> {
     if starts_dense::<V, W>(input.bytes()) {
@@ -432,7 +433,7 @@ fn starts_dense<V: Vector, W: WindowDecoder>(payload: &[u8]) -> bool {
 #[inline(always)]
 unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
     input: Payload,
-    out: &mut [T],
+    out: &mut [MaybeUninit<T>],
     convert: impl Fn(u64) -> T + Copy,
 ) -> Result<usize> {
     let payload = input.bytes();
@@ -441,14 +442,14 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
     let slop = input.slop();
     // Taken again after each safe write through `out`, which ends an earlier pointer's right to
     // write (Stacked Borrows; Miri).
-    let mut dst = out.as_mut_ptr();
+    let mut dst = out.as_mut_ptr() as *mut T;
     let (mut pos, mut n) = (0usize, 0usize);
     // The tail's window. Bytes past the payload's end may hold an earlier tail's: they are never
     // terminators of the window, and a varint's value depends only on its own bytes.
     let mut padded = [0u8; WINDOW + 16];
     // Where a window's values go when the output has room for fewer than 64, the most varints
     // that can end in a window.
-    let mut spill = [core::mem::MaybeUninit::<T>::uninit(); WINDOW];
+    let mut spill = [MaybeUninit::<T>::uninit(); WINDOW];
     let mut mix = W::Mix::default();
     // A window is read with a 16-byte margin after it (the payload's or `padded`'s), so that
     // every varint ending in it can be read as 10 bytes unchecked.
@@ -611,17 +612,17 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
             let to_line = (64 - (dst.wrapping_add(n) as usize) % 64) % 64 / core::mem::size_of::<T>().max(1);
             if to_line != 0 {
                 for (o, &b) in out[n..n + to_line].iter_mut().zip(&payload[pos..pos + to_line]) {
-                    *o = convert(b as u64);
+                    o.write(convert(b as u64));
                 }
                 pos += to_line;
                 n += to_line;
-                dst = out.as_mut_ptr();
+                dst = out.as_mut_ptr() as *mut T;
                 continue;
             }
             loop {
                 let (from, to) = (&payload[pos..pos + WINDOW], &mut out[n..n + WINDOW]);
                 if let (Ok(from), Ok(to)) =
-                    (<&[u8; WINDOW]>::try_from(from), <&mut [T; WINDOW]>::try_from(to))
+                    (<&[u8; WINDOW]>::try_from(from), <&mut [MaybeUninit<T>; WINDOW]>::try_from(to))
                 {
                     widen(from, to, convert);
                 }
@@ -635,7 +636,7 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
                     break;
                 }
             }
-            dst = out.as_mut_ptr();
+            dst = out.as_mut_ptr() as *mut T;
             continue;
         }
         if stops == 0 {
@@ -866,7 +867,10 @@ macro_rules! kernel_fns {
     };
     ($features:literal, $vector:ty, $compress:ty, $window:ty, $($encoders:ident)::+, $carry:ty) => {
         #[target_feature(enable = $features)]
-        unsafe fn decode_u64(payload: crate::arch::Payload, out: &mut [u64]) -> crate::error::Result<usize> {
+        unsafe fn decode_u64(
+            payload: crate::arch::Payload,
+            out: &mut [core::mem::MaybeUninit<u64>],
+        ) -> crate::error::Result<usize> {
             // SAFETY: only reachable through `FNS`, handed out once the CPU has these features.
             unsafe {
                 crate::arch::generic::decode_varints::<$vector, $compress, $window, u64>(payload, out, |v| v)
@@ -874,7 +878,10 @@ macro_rules! kernel_fns {
         }
 
         #[target_feature(enable = $features)]
-        unsafe fn decode_u32(payload: crate::arch::Payload, out: &mut [u32]) -> crate::error::Result<usize> {
+        unsafe fn decode_u32(
+            payload: crate::arch::Payload,
+            out: &mut [core::mem::MaybeUninit<u32>],
+        ) -> crate::error::Result<usize> {
             // SAFETY: as for `decode_u64`.
             unsafe {
                 crate::arch::generic::decode_varints::<$vector, $compress, $window, u32>(payload, out, |v| {
@@ -884,7 +891,10 @@ macro_rules! kernel_fns {
         }
 
         #[target_feature(enable = $features)]
-        unsafe fn decode_sint64(payload: crate::arch::Payload, out: &mut [i64]) -> crate::error::Result<usize> {
+        unsafe fn decode_sint64(
+            payload: crate::arch::Payload,
+            out: &mut [core::mem::MaybeUninit<i64>],
+        ) -> crate::error::Result<usize> {
             // SAFETY: as for `decode_u64`.
             unsafe {
                 crate::arch::generic::decode_varints::<$vector, $compress, $window, i64>(
@@ -896,7 +906,10 @@ macro_rules! kernel_fns {
         }
 
         #[target_feature(enable = $features)]
-        unsafe fn decode_sint32(payload: crate::arch::Payload, out: &mut [i32]) -> crate::error::Result<usize> {
+        unsafe fn decode_sint32(
+            payload: crate::arch::Payload,
+            out: &mut [core::mem::MaybeUninit<i32>],
+        ) -> crate::error::Result<usize> {
             // SAFETY: as for `decode_u64`.
             unsafe {
                 crate::arch::generic::decode_varints::<$vector, $compress, $window, i32>(payload, out, |v| {
@@ -906,7 +919,10 @@ macro_rules! kernel_fns {
         }
 
         #[target_feature(enable = $features)]
-        unsafe fn decode_bool(payload: crate::arch::Payload, out: &mut [bool]) -> crate::error::Result<usize> {
+        unsafe fn decode_bool(
+            payload: crate::arch::Payload,
+            out: &mut [core::mem::MaybeUninit<bool>],
+        ) -> crate::error::Result<usize> {
             // SAFETY: as for `decode_u64`.
             unsafe {
                 crate::arch::generic::decode_varints::<$vector, $compress, $window, bool>(payload, out, |v| {

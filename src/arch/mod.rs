@@ -14,6 +14,33 @@ pub(crate) mod scalar;
 pub(crate) mod x86_64;
 
 use crate::error::Result;
+use core::mem::MaybeUninit;
+
+/// `out` as the slots a decoder writes. The decoders take their output as slots that they
+/// write in order and never read, so that `packed::extend_*` can hand one a `Vec`'s spare
+/// capacity instead of filling it with zeros first (a pass over the whole output: at 10,000
+/// one-byte `u64`s, as long as the decode itself).
+///
+/// # Safety
+/// Only initialised values may be written into the slots (never `MaybeUninit::uninit()`), so
+/// that `out` stays initialised; the decoders write nothing else.
+#[inline(always)]
+pub(crate) unsafe fn slots<T: Copy>(out: &mut [T]) -> &mut [MaybeUninit<T>] {
+    // SAFETY: `MaybeUninit<T>` has `T`'s layout; the caller keeps the slots initialised.
+    unsafe { &mut *(out as *mut [T] as *mut [MaybeUninit<T>]) }
+}
+
+/// Slots of one plain integer type as slots of another of the same size and alignment (an
+/// `i64` output for the `u64` decoder).
+#[inline(always)]
+pub(crate) fn cast_slots<A: bytemuck::Pod, B: bytemuck::Pod>(
+    out: &mut [MaybeUninit<A>],
+) -> &mut [MaybeUninit<B>] {
+    const { assert!(size_of::<A>() == size_of::<B>() && align_of::<A>() == align_of::<B>()) };
+    // SAFETY: the same size and alignment (checked above), so the same number of slots covers
+    // the same bytes; a value written as a `B` is a valid `A` (both are `Pod`).
+    unsafe { core::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut MaybeUninit<B>, out.len()) }
+}
 
 /// Asks the CPU to bring the cache line at `ptr` into L1 ahead of a load that a serial chain
 /// will need, where the hardware prefetchers fall behind: a chain from one length prefix to the
@@ -115,11 +142,11 @@ pub(crate) type ScanFields = unsafe fn(&[u8], usize, u8) -> usize;
 /// One backend's bulk kernels. The functions are `unsafe` because a SIMD backend's may only run
 /// on a CPU with its instruction set; a table is handed out only after that has been checked.
 pub(crate) struct KernelFns {
-    pub decode_u64: unsafe fn(Payload, &mut [u64]) -> Result<usize>,
-    pub decode_u32: unsafe fn(Payload, &mut [u32]) -> Result<usize>,
-    pub decode_sint64: unsafe fn(Payload, &mut [i64]) -> Result<usize>,
-    pub decode_sint32: unsafe fn(Payload, &mut [i32]) -> Result<usize>,
-    pub decode_bool: unsafe fn(Payload, &mut [bool]) -> Result<usize>,
+    pub decode_u64: unsafe fn(Payload, &mut [MaybeUninit<u64>]) -> Result<usize>,
+    pub decode_u32: unsafe fn(Payload, &mut [MaybeUninit<u32>]) -> Result<usize>,
+    pub decode_sint64: unsafe fn(Payload, &mut [MaybeUninit<i64>]) -> Result<usize>,
+    pub decode_sint32: unsafe fn(Payload, &mut [MaybeUninit<i32>]) -> Result<usize>,
+    pub decode_bool: unsafe fn(Payload, &mut [MaybeUninit<bool>]) -> Result<usize>,
     pub count_varints: unsafe fn(&[u8]) -> usize,
     pub skip_varints: unsafe fn(&[u8], usize) -> Result<usize>,
     pub encode_u64: unsafe fn(&[u64], &mut [u8]) -> Result<usize>,

@@ -4,6 +4,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::varint;
+use core::mem::MaybeUninit;
 
 /// Decodes the packed varints of `payload` into `out`, mapping each 64-bit value with
 /// `convert`, and returns how many were written.
@@ -11,7 +12,11 @@ use crate::varint;
 /// Elements are taken in order. Before each one: if `out` is full, [`ErrorKind::OutputTooSmall`]
 /// at the element's offset; otherwise a malformed element gives its varint error at its offset.
 #[inline(always)]
-pub fn decode_varints<T>(payload: &[u8], out: &mut [T], convert: impl Fn(u64) -> T) -> Result<usize> {
+pub fn decode_varints<T>(
+    payload: &[u8],
+    out: &mut [MaybeUninit<T>],
+    convert: impl Fn(u64) -> T,
+) -> Result<usize> {
     let mut pos = 0;
     let mut n = 0;
     while pos < payload.len() {
@@ -19,7 +24,7 @@ pub fn decode_varints<T>(payload: &[u8], out: &mut [T], convert: impl Fn(u64) ->
             return Err(Error::new(ErrorKind::OutputTooSmall, pos));
         };
         let (value, len) = varint::decode_u64(&payload[pos..]).map_err(|e| e.shifted(pos))?;
-        *slot = convert(value);
+        slot.write(convert(value));
         n += 1;
         pos += len;
     }
@@ -48,27 +53,27 @@ pub fn skip_varints(payload: &[u8], n: usize) -> Result<usize> {
 // for a few values the call (saved registers, the `Result` through memory) cost more than the
 // decode. `FNS` takes their addresses too, for the reference backend.
 #[inline(always)]
-pub(crate) fn decode_u64(payload: super::Payload, out: &mut [u64]) -> Result<usize> {
+pub(crate) fn decode_u64(payload: super::Payload, out: &mut [MaybeUninit<u64>]) -> Result<usize> {
     decode_varints(payload.bytes(), out, |v| v)
 }
 
 #[inline(always)]
-pub(crate) fn decode_u32(payload: super::Payload, out: &mut [u32]) -> Result<usize> {
+pub(crate) fn decode_u32(payload: super::Payload, out: &mut [MaybeUninit<u32>]) -> Result<usize> {
     decode_varints(payload.bytes(), out, |v| v as u32)
 }
 
 #[inline(always)]
-pub(crate) fn decode_sint64(payload: super::Payload, out: &mut [i64]) -> Result<usize> {
+pub(crate) fn decode_sint64(payload: super::Payload, out: &mut [MaybeUninit<i64>]) -> Result<usize> {
     decode_varints(payload.bytes(), out, varint::zigzag_decode_64)
 }
 
 #[inline(always)]
-pub(crate) fn decode_sint32(payload: super::Payload, out: &mut [i32]) -> Result<usize> {
+pub(crate) fn decode_sint32(payload: super::Payload, out: &mut [MaybeUninit<i32>]) -> Result<usize> {
     decode_varints(payload.bytes(), out, |v| varint::zigzag_decode_32(v as u32))
 }
 
 #[inline(always)]
-pub(crate) fn decode_bool(payload: super::Payload, out: &mut [bool]) -> Result<usize> {
+pub(crate) fn decode_bool(payload: super::Payload, out: &mut [MaybeUninit<bool>]) -> Result<usize> {
     decode_varints(payload.bytes(), out, |v| v != 0)
 }
 

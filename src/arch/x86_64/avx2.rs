@@ -266,8 +266,9 @@ pub(crate) fn fns() -> &'static crate::arch::KernelFns {
 
 #[cfg(test)]
 mod tests {
-    use crate::arch::{scalar, KernelFns, Payload};
+    use crate::arch::{scalar, slots, KernelFns, Payload};
     use crate::backend::Backend;
+    use core::mem::MaybeUninit;
     use std::vec::Vec;
 
     /// Payloads of varints of every length (runs of 10-byte ones, single ones among short ones),
@@ -314,14 +315,19 @@ mod tests {
     /// same result, and the same values when it is a count.
     fn agree<T: Copy + Default + PartialEq + core::fmt::Debug>(
         fns: &KernelFns,
-        pick: impl Fn(&KernelFns) -> unsafe fn(Payload, &mut [T]) -> crate::error::Result<usize>,
+        pick: impl Fn(&KernelFns) -> unsafe fn(Payload, &mut [MaybeUninit<T>]) -> crate::error::Result<usize>,
         p: &[u8],
         room: usize,
     ) {
         let (mut got, mut want) = (std::vec![T::default(); room], std::vec![T::default(); room]);
-        // SAFETY: the caller checked that the CPU runs `fns`; the scalar table runs anywhere.
-        let (g, w) =
-            unsafe { (pick(fns)(Payload::new(p), &mut got), pick(&scalar::FNS)(Payload::new(p), &mut want)) };
+        // SAFETY: the caller checked that the CPU runs `fns`; the scalar table runs anywhere;
+        // the decoders write only values into their slots.
+        let (g, w) = unsafe {
+            (
+                pick(fns)(Payload::new(p), slots(&mut got)),
+                pick(&scalar::FNS)(Payload::new(p), slots(&mut want)),
+            )
+        };
         assert_eq!(g, w, "payload of {} bytes, room {room}", p.len());
         if let Ok(n) = w {
             assert_eq!(got[..n], want[..n], "payload of {} bytes, room {room}", p.len());
