@@ -4,7 +4,8 @@
 //! output with [`count_varints`] (varint types) or `payload.len() / 4` or `/ 8` (fixed types).
 //! With the `alloc` feature, the `extend_*` functions append to a `Vec`, allocating once (room
 //! for one value per terminator byte, or for a payload under 64 bytes one per byte, so that a
-//! short field needs no count pass: such a vector may keep up to 63 spare slots).
+//! short field needs no count pass: such a vector may keep up to 63 spare slots), and decoding
+//! the varint types straight into the spare capacity, without filling it first.
 //! Encoders write the payload only (no tag, no length prefix); the `encoded_len_*` functions
 //! give its size, for the length prefix and to size the output.
 //!
