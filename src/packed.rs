@@ -1017,11 +1017,27 @@ fn encode_fixed<T: FixedType>(values: &[T], out: &mut [u8]) -> Result<usize> {
 
 #[cfg(feature = "alloc")]
 fn extend_fixed<T: FixedType>(payload: &[u8], vec: &mut alloc::vec::Vec<T>) -> Result<usize> {
+    let size = core::mem::size_of::<T>();
+    let whole = payload.len() / size;
+    // The error `decode_fixed` gives with room for every element, before anything is copied.
+    if whole * size != payload.len() {
+        return Err(Error::new(ErrorKind::Truncated, whole * size));
+    }
+    // Copied straight into the spare capacity (not zero-filled first, as for the varints).
     let old_len = vec.len();
-    vec.resize(old_len + payload.len().div_ceil(core::mem::size_of::<T>()), T::default());
-    let result = decode_fixed(payload, &mut vec[old_len..]);
-    vec.truncate(old_len + *result.as_ref().unwrap_or(&0));
-    result
+    vec.reserve(whole);
+    let spare = &mut vec.spare_capacity_mut()[..whole];
+    // SAFETY: `spare` is `whole * size` writable bytes (`MaybeUninit<T>` has `T`'s layout),
+    // distinct from `payload`, which has them to read; every bit pattern is a `T` (`Pod`), so
+    // the copy initialises the `whole` slots, and `set_len` then covers exactly those.
+    unsafe {
+        core::ptr::copy_nonoverlapping(payload.as_ptr(), spare.as_mut_ptr() as *mut u8, whole * size);
+        vec.set_len(old_len + whole);
+    }
+    if cfg!(target_endian = "big") {
+        vec[old_len..].iter_mut().for_each(|v| *v = v.swap_le());
+    }
+    Ok(whole)
 }
 
 macro_rules! fixed_api {
@@ -1118,5 +1134,31 @@ mod tests {
         let mut f = alloc::vec::Vec::new();
         assert_eq!(extend_f32(&1.5f32.to_le_bytes(), &mut f), Ok(1));
         assert_eq!(f, [1.5]);
+    }
+
+    /// `extend_fixed*` as `decode_fixed*` with room for every element: the same result, the
+    /// values appended, the vector unchanged on error; every length 0..=40 bytes, at every
+    /// offset of a buffer (misaligned elements) and after existing elements.
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn extend_fixed_is_decode_fixed_appended() {
+        let bytes: alloc::vec::Vec<u8> = (0..48u32).map(|i| (i * 97 + 13) as u8).collect();
+        for start in 0..8 {
+            for len in 0..=40 {
+                let p = &bytes[start..start + len];
+                let mut want = [0u32; 16];
+                let want_result = decode_fixed32(p, &mut want);
+                let mut got = alloc::vec![7u32, 8];
+                assert_eq!(extend_fixed32(p, &mut got), want_result, "{start} {len}");
+                let n = *want_result.as_ref().unwrap_or(&0);
+                assert_eq!(got, [&[7, 8][..], &want[..n]].concat(), "{start} {len}");
+                let mut want = [0u64; 8];
+                let want_result = decode_fixed64(p, &mut want);
+                let mut got = alloc::vec![9u64];
+                assert_eq!(extend_fixed64(p, &mut got), want_result, "{start} {len}");
+                let n = *want_result.as_ref().unwrap_or(&0);
+                assert_eq!(got, [&[9][..], &want[..n]].concat(), "{start} {len}");
+            }
+        }
     }
 }
