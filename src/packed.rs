@@ -620,10 +620,7 @@ fn encode_varint_type<V: VarintType, B: Block32>(values: &[V::Elem], out: &mut [
         let Some(out) = out.get_mut(..values.len()) else {
             return Err(Error::new(ErrorKind::OutputTooSmall, 0));
         };
-        for (o, &v) in out.iter_mut().zip(values) {
-            *o = V::to_wire(v) as u8;
-        }
-        return Ok(values.len());
+        return Ok(narrow::<V>(values, out));
     }
     if values.len() < FEW {
         let mut staged = [0u8; FEW * varint::MAX_LEN];
@@ -653,10 +650,7 @@ fn encode_varint_type<V: VarintType, B: Block32>(values: &[V::Elem], out: &mut [
             // Every value takes one byte (the length pass has just said so): one narrowing
             // loop, which the compiler vectorizes, in place of the blocks (10,000 values,
             // scalar and SSE2 kernels: 0.76 -> 0.61 ns a value; 100 values 0.90 -> 0.65).
-            for (o, &v) in out.iter_mut().zip(values) {
-                *o = V::to_wire(v) as u8;
-            }
-            return Ok(total);
+            return Ok(narrow::<V>(values, out));
         }
         (out, values.len())
     };
@@ -675,6 +669,16 @@ fn encode_varint_type<V: VarintType, B: Block32>(values: &[V::Elem], out: &mut [
     pos += encode_end::<V>(rest, &mut out[pos..end]);
     debug_assert_eq!(pos, end);
     Ok(pos)
+}
+
+/// The payload of values that all take one byte: each value's byte, into `out`, which holds
+/// as many bytes as there are values. One loop, which the compiler vectorizes.
+#[inline(always)]
+fn narrow<V: VarintType>(values: &[V::Elem], out: &mut [u8]) -> usize {
+    for (o, &v) in out.iter_mut().zip(values) {
+        *o = V::to_wire(v) as u8;
+    }
+    values.len()
 }
 
 /// Arrays shorter than this (a count of values) whose values all take one byte are narrowed to
