@@ -7,13 +7,15 @@ use crate::arch::generic;
 use crate::arch::x86_64::sse2;
 use crate::varint;
 use core::arch::x86_64::{
-    __m256i, _bzhi_u64, _mm256_add_epi32, _mm256_and_si256, _mm256_andnot_si256, _mm256_castps_si256,
-    _mm256_castsi128_si256, _mm256_castsi256_ps, _mm256_castsi256_si128, _mm256_cmpgt_epi32,
-    _mm256_cmpgt_epi8, _mm256_extracti128_si256, _mm256_inserti128_si256, _mm256_loadu_si256,
-    _mm256_madd_epi16, _mm256_maddubs_epi16, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi16,
-    _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set1_epi8, _mm256_setzero_si256, _mm256_shuffle_ps,
-    _mm256_sllv_epi32, _mm256_srai_epi32, _mm256_srli_epi64, _mm256_sub_epi32, _mm256_sub_epi64,
-    _mm256_xor_si256, _mm_add_epi32, _mm_cvtsi128_si32, _mm_shuffle_epi32, _pext_u64,
+    __m128i, __m256i, _bzhi_u64, _mm256_add_epi32, _mm256_and_si256, _mm256_andnot_si256,
+    _mm256_castps_si256, _mm256_castsi128_si256, _mm256_castsi256_ps, _mm256_castsi256_si128,
+    _mm256_cmpeq_epi32, _mm256_cmpgt_epi32, _mm256_cmpgt_epi8, _mm256_extracti128_si256,
+    _mm256_inserti128_si256, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16,
+    _mm256_maskload_epi32, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi16, _mm256_set1_epi32,
+    _mm256_set1_epi64x, _mm256_set1_epi8, _mm256_setr_epi32, _mm256_setzero_si256, _mm256_shuffle_ps,
+    _mm256_sllv_epi32, _mm256_srai_epi32, _mm256_srli_epi64, _mm256_storeu_si256, _mm256_sub_epi32,
+    _mm256_sub_epi64, _mm256_xor_si256, _mm_add_epi32, _mm_cvtsi128_si32, _mm_shuffle_epi32,
+    _mm_storeu_si128, _pext_u64,
 };
 
 #[derive(Clone, Copy)]
@@ -39,6 +41,61 @@ impl generic::Vector for Avx2 {
         // A signed compare: continuation bytes are negative.
         // SAFETY: only instantiated inside functions compiled with AVX2 enabled.
         unsafe { _mm256_movemask_epi8(_mm256_cmpgt_epi8(self.0, _mm256_set1_epi8(1))) as u32 as u64 }
+    }
+
+    /// The tail in three registers, stored whole at 0, 32 and 64: the window's 32-byte loads
+    /// then each read one store, which the CPU forwards. Copied byte-exact (a `memcpy`, or
+    /// `generic::copy_short`'s overlapping moves), they spanned several stores and waited for
+    /// them to reach the cache: 5-7 ns of the 27 a short payload took (a probe, 4,096
+    /// different payloads of 1-16 values, `Kernel(avx2)`).
+    #[inline(always)]
+    unsafe fn copy_tail(src: *const u8, len: usize, dst: &mut [u8; generic::WINDOW + 16]) {
+        // SAFETY: `len` readable bytes at `src` (the caller), `len < 80`: each `first_bytes`
+        // gets the bytes readable at its block's start, and the stores write bytes 0..80 of
+        // `dst`; AVX2 (the caller).
+        unsafe {
+            let zero = _mm256_setzero_si256();
+            let low = first_bytes(src, len.min(32));
+            let high = if len > 32 { first_bytes(src.add(32), (len - 32).min(32)) } else { zero };
+            let last = if len > 64 { first_bytes(src.add(64), len - 64) } else { zero };
+            _mm256_storeu_si256(dst.as_mut_ptr() as *mut __m256i, low);
+            _mm256_storeu_si256(dst.as_mut_ptr().add(32) as *mut __m256i, high);
+            _mm_storeu_si128(dst.as_mut_ptr().add(64) as *mut __m128i, _mm256_castsi256_si128(last));
+        }
+    }
+}
+
+/// The `len` (at most 32) bytes at `p` in a register, the bytes after them zero, reading
+/// nothing past them: the whole dwords by a masked load (which does not touch the dwords its
+/// mask leaves out), the last one to three bytes from a dword read ending at `len`, or (under
+/// four bytes) one by one.
+///
+/// # Safety
+/// `p` must be valid for reads of `len` bytes, `len <= 32`; AVX2.
+#[inline(always)]
+unsafe fn first_bytes(p: *const u8, len: usize) -> __m256i {
+    // SAFETY: AVX2 (the caller); every read lies within the `len` bytes at `p`: the masked load
+    // reads dwords `0..len / 4`, the dword read bytes `len - 4..len`, the byte reads bytes below
+    // `len`.
+    unsafe {
+        if len == 32 {
+            return _mm256_loadu_si256(p as *const __m256i);
+        }
+        let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        let whole = (len / 4) as i32;
+        let words =
+            _mm256_maskload_epi32(p as *const i32, _mm256_cmpgt_epi32(_mm256_set1_epi32(whole), lanes));
+        let rest = len % 4;
+        if rest == 0 {
+            return words;
+        }
+        let bytes = if len >= 4 {
+            u32::from_le((p.add(len - 4) as *const u32).read_unaligned()) >> (8 * (4 - rest))
+        } else {
+            (1..rest).fold(*p as u32, |acc, i| acc | (*p.add(i) as u32) << (8 * i))
+        };
+        let at = _mm256_cmpeq_epi32(_mm256_set1_epi32(whole), lanes);
+        _mm256_or_si256(words, _mm256_and_si256(at, _mm256_set1_epi32(bytes as i32)))
     }
 }
 
