@@ -274,8 +274,10 @@ crate::packed::encoders_with!("avx2,bmi1,bmi2,lzcnt,popcnt", crate::arch::x86_64
 const SCAN_FIELDS: Option<crate::arch::ScanFields> = Some(super::avx2_fields::scan_fields);
 
 /// Short packed payloads with a varint over one byte from 16 bytes on: the kernel's fixed cost is
-/// 25-35 ns, which the reference's loop exceeds on fresh `u32-mixed` and `realistic` data from
-/// 9-13 bytes, on `u64-mixed` from 22-33 (see `packed::SMALL_PAYLOAD`).
+/// 23-30 ns (25-35 before its tail was built in registers), which the reference's loop exceeds
+/// on fresh `u32-mixed` and `realistic` data from 6-11 bytes, on `u64-mixed` from 11-22; below
+/// 16 bytes a payload can be one or two long varints, which the reference takes in half the
+/// kernel's time (see `packed::SMALL_PAYLOAD`).
 const SHORT_MIXED: usize = 16;
 
 generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, generic::InLanes<Avx2Lanes>, encoders);
