@@ -6,8 +6,8 @@ use core::arch::x86_64::{
     __m128i, _mm_and_si128, _mm_andnot_si128, _mm_castpd_si128, _mm_castps_si128, _mm_castsi128_pd,
     _mm_castsi128_ps, _mm_cmpgt_epi8, _mm_loadh_pd, _mm_loadl_epi64, _mm_loadu_si128, _mm_madd_epi16,
     _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi64x, _mm_set1_epi8,
-    _mm_shuffle_ps, _mm_slli_epi64, _mm_srai_epi16, _mm_srli_epi16, _mm_srli_epi64, _mm_storeu_si128,
-    _mm_sub_epi64, _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm_xor_si128,
+    _mm_set_epi64x, _mm_setzero_si128, _mm_shuffle_ps, _mm_slli_epi64, _mm_srai_epi16, _mm_srli_epi16,
+    _mm_srli_epi64, _mm_storeu_si128, _mm_sub_epi64, _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm_xor_si128,
 };
 
 #[derive(Clone, Copy)]
@@ -33,6 +33,69 @@ impl generic::Vector for Sse2 {
         // A signed compare: continuation bytes are negative.
         // SAFETY: SSE2 is baseline on x86-64.
         unsafe { _mm_movemask_epi8(_mm_cmpgt_epi8(self.0, _mm_set1_epi8(1))) as u32 as u64 }
+    }
+
+    /// The tail in five registers, each stored whole, so that the window's 16-byte loads read
+    /// one store each and are forwarded (see `avx2::Avx2::copy_tail`): full blocks loaded, the
+    /// partial one built from word reads within the payload, the rest zero.
+    #[inline(always)]
+    unsafe fn copy_tail(src: *const u8, len: usize, dst: &mut [u8; generic::WINDOW + 16]) {
+        for at in (0..generic::WINDOW + 16).step_by(16) {
+            // SAFETY: `len` readable bytes at `src` (the caller): a block is loaded whole only
+            // when its 16 bytes are among them, and `first_bytes` reads `len - at` of them from
+            // `at`; the store writes bytes `at..at + 16` of `dst`, within its 80. SSE2 is
+            // baseline on x86-64.
+            unsafe {
+                let block = if len >= at + 16 {
+                    _mm_loadu_si128(src.add(at) as *const __m128i)
+                } else if len > at {
+                    first_bytes(src.add(at), len - at)
+                } else {
+                    _mm_setzero_si128()
+                };
+                _mm_storeu_si128(dst.as_mut_ptr().add(at) as *mut __m128i, block);
+            }
+        }
+    }
+}
+
+/// The `len` (1..16) bytes at `p` in a register, the bytes after them zero, from word reads that
+/// stay within them.
+///
+/// # Safety
+/// `p` must be valid for reads of `len` bytes.
+#[inline(always)]
+unsafe fn first_bytes(p: *const u8, len: usize) -> __m128i {
+    // SAFETY: each `low_bytes` reads within its `k` bytes, all among the `len` at `p`; SSE2 is
+    // baseline on x86-64.
+    unsafe {
+        let low = low_bytes(p, len.min(8));
+        let high = if len > 8 { low_bytes(p.add(8), len - 8) } else { 0 };
+        _mm_set_epi64x(high as i64, low as i64)
+    }
+}
+
+/// The `k` (1..=8) bytes at `p` as a little-endian word, the bytes above them zero: two reads
+/// that overlap (equal bytes, so their `or` is exact), each within the `k` bytes.
+///
+/// # Safety
+/// `p` must be valid for reads of `k` bytes.
+#[inline(always)]
+unsafe fn low_bytes(p: *const u8, k: usize) -> u64 {
+    // SAFETY: every read ends at or before `p + k`: the word when `k == 8`, the dwords at 0 and
+    // `k - 4` when `k >= 4`, the byte at 0 and the two bytes at `k - 2` when `k >= 2`.
+    unsafe {
+        let read = |at: usize, n: usize| -> u64 {
+            let mut w = [0u8; 8];
+            core::ptr::copy_nonoverlapping(p.add(at), w.as_mut_ptr(), n);
+            u64::from_le_bytes(w)
+        };
+        match k {
+            8 => read(0, 8),
+            4..=7 => read(0, 4) | read(k - 4, 4) << (8 * (k - 4)),
+            2 | 3 => read(0, 1) | read(k - 2, 2) << (8 * (k - 2)),
+            _ => read(0, 1),
+        }
     }
 }
 
