@@ -359,11 +359,11 @@ fn encode_block_64_end(v: &[u64; BLOCK], count: usize, dst: &mut [u8]) -> usize 
 /// was not measured); a payload of one-byte varints alone, when the output has room for it, is
 /// widened by one loop instead. Below a
 /// window a SIMD decoder works from a zero-padded stack copy and through a spill buffer, a
-/// fixed cost of about 14 ns on AVX-512 and 23-30 ns on the others (Sapphire Rapids), while
+/// fixed cost of about 14 ns on AVX-512 and 20-27 ns on the others (Sapphire Rapids), while
 /// the reference's loop costs little for each one-byte varint and, on fresh data, a
 /// mispredicted branch for most longer ones. A probe over 4,096 different payloads of each
 /// size, ns a payload, reference / SSE2 / AVX2 / AVX-512 (at c56ecda, AVX2's tail built in
-/// registers): one-byte, 4 bytes 5 / 27 / 23 / 14, 16 bytes 12 / 37 / 32 / 16; `u32-mixed`, 5
+/// registers; SSE2's since, 4-6 ns less at these sizes): one-byte, 4 bytes 5 / 27 / 23 / 14, 16 bytes 12 / 37 / 32 / 16; `u32-mixed`, 5
 /// bytes 23 / 26 / 23 / 14, 11 bytes 38 / 26 / 24 / 14, 23 bytes 57 / 30 / 25 / 14;
 /// `realistic`, 6 bytes 26 / 28 / 25 / 16, 12 bytes 46 / 32 / 27 / 16; `u64-mixed`, 11 bytes
 /// 25 / 32 / 27 / 18, 22 bytes 37 / 35 / 29 / 21. (A cut-off for SSE2, SSSE3 and AVX2 by the
