@@ -636,6 +636,43 @@ fn decode_narrow_bench(dist: Dist, narrow: Narrow, n: usize) -> Bench {
 
 // ------------------------------------------------------------------------------ fixed width
 
+/// A packed decoder into a slice.
+type DecodeInto<T> = fn(&[u8], &mut [T]) -> pbwire::Result<usize>;
+/// A packed decoder appending to a `Vec`.
+type ExtendInto<T> = fn(&[u8], &mut Vec<T>) -> pbwire::Result<usize>;
+
+/// A decoder's two pbwire rows, named: into a slice of `n` elements, and appended to a `Vec`
+/// cleared each call; `wire` gives an element as the checksum takes it.
+fn slice_and_vec_rows<T: Copy + Default + 'static>(
+    cs: &mut Vec<Contender>,
+    payload: &Rc<Vec<u8>>,
+    n: usize,
+    e: Option<u64>,
+    (slice_name, decode): (&str, DecodeInto<T>),
+    (vec_name, extend): (&str, ExtendInto<T>),
+    wire: fn(T) -> u64,
+) {
+    let (p, mut out) = (payload.clone(), vec![T::default(); n]);
+    cs.push(contender(slice_name, e, move |verify| {
+        let c = decode(&p, &mut out).unwrap();
+        if verify {
+            hash_values(out[..c].iter().map(|&v| wire(v)))
+        } else {
+            c as u64 ^ wire(out[c - 1])
+        }
+    }));
+    let (p, mut vec) = (payload.clone(), Vec::<T>::new());
+    cs.push(contender(vec_name, e, move |verify| {
+        vec.clear();
+        let c = extend(&p, &mut vec).unwrap();
+        if verify {
+            hash_values(vec.iter().map(|&v| wire(v)))
+        } else {
+            c as u64 ^ wire(vec[c - 1])
+        }
+    }));
+}
+
 /// A packed `fixed64` (`wide`) or `fixed32` field of `n` values, both ways: the decoders (a
 /// slice, a `Vec`) and the encoder against prost's `merge_repeated` and `encode_packed` for
 /// the type, beside a `copy_from_slice` of the same bytes (what either amounts to on a
@@ -715,59 +752,19 @@ fn fixed_bench(wide: bool, encode: bool, n: usize) -> Bench {
     });
     let prefixed = Rc::new(data::length_prefixed(&payload));
     if wide {
-        let (p, mut out) = (payload.clone(), vec![0u64; n]);
-        cs.push(contender("pbwire packed::decode_fixed64", e, move |verify| {
-            let c = pbwire::packed::decode_fixed64(&p, &mut out).unwrap();
-            if verify {
-                hash_values(out[..c].iter().copied())
-            } else {
-                last(&out, c)
-            }
-        }));
-        let (p, mut vec) = (payload.clone(), Vec::<u64>::new());
-        cs.push(contender("pbwire packed::extend_fixed64 (Vec)", e, move |verify| {
-            vec.clear();
-            let c = pbwire::packed::extend_fixed64(&p, &mut vec).unwrap();
-            if verify {
-                hash_values(vec.iter().copied())
-            } else {
-                last(&vec, c)
-            }
-        }));
-        prost_packed_row(
-            &mut cs,
-            &prefixed,
-            e,
-            |w, v, b, c| prost::encoding::fixed64::merge_repeated(w, v, b, c),
-            |v| v,
-        );
+        let slice = ("pbwire packed::decode_fixed64", pbwire::packed::decode_fixed64 as DecodeInto<u64>);
+        let vec = ("pbwire packed::extend_fixed64 (Vec)", pbwire::packed::extend_fixed64 as ExtendInto<u64>);
+        slice_and_vec_rows(&mut cs, &payload, n, e, slice, vec, |v| v);
+        let merge =
+            |w, v: &mut Vec<u64>, b: &mut &[u8], c| prost::encoding::fixed64::merge_repeated(w, v, b, c);
+        prost_packed_row(&mut cs, &prefixed, e, merge, |v| v);
     } else {
-        let (p, mut out) = (payload.clone(), vec![0u32; n]);
-        cs.push(contender("pbwire packed::decode_fixed32", e, move |verify| {
-            let c = pbwire::packed::decode_fixed32(&p, &mut out).unwrap();
-            if verify {
-                hash_values(out[..c].iter().map(|&v| v as u64))
-            } else {
-                c as u64 ^ out[c - 1] as u64
-            }
-        }));
-        let (p, mut vec) = (payload.clone(), Vec::<u32>::new());
-        cs.push(contender("pbwire packed::extend_fixed32 (Vec)", e, move |verify| {
-            vec.clear();
-            let c = pbwire::packed::extend_fixed32(&p, &mut vec).unwrap();
-            if verify {
-                hash_values(vec.iter().map(|&v| v as u64))
-            } else {
-                c as u64 ^ vec[c - 1] as u64
-            }
-        }));
-        prost_packed_row(
-            &mut cs,
-            &prefixed,
-            e,
-            |w, v, b, c| prost::encoding::fixed32::merge_repeated(w, v, b, c),
-            |v| v as u64,
-        );
+        let slice = ("pbwire packed::decode_fixed32", pbwire::packed::decode_fixed32 as DecodeInto<u32>);
+        let vec = ("pbwire packed::extend_fixed32 (Vec)", pbwire::packed::extend_fixed32 as ExtendInto<u32>);
+        slice_and_vec_rows(&mut cs, &payload, n, e, slice, vec, |v| v as u64);
+        let merge =
+            |w, v: &mut Vec<u32>, b: &mut &[u8], c| prost::encoding::fixed32::merge_repeated(w, v, b, c);
+        prost_packed_row(&mut cs, &prefixed, e, merge, |v| v as u64);
     }
     let (p, mut out) = (payload.clone(), vec![0u8; payload.len()]);
     cs.push(contender("copy_from_slice (copy reference)", None, move |_| {
