@@ -18,7 +18,9 @@
 //! benches only. The contenders' functions take the same setup and ignore the backend.
 //! Encoding dispatches; under valgrind it is the AVX2 backend's encoder (the portable encoder
 //! compiled for AVX2 and BMI2): one pbwire row each, plus `encode_short`, the same values as
-//! 100 arrays of 100 encoded one call each (the per-call cost and the exact end of each output). Field scanning does not dispatch (the field iterator,
+//! 100 arrays of 100 encoded one call each (the per-call cost and the exact end of each output);
+//! `decode_short` is its counterpart, the values as 1,250 payloads of 8 decoded one call each,
+//! per backend and dispatched. Field scanning does not dispatch (the field iterator,
 //! `decode_tag` + `skip_field`, `Reader::skip_next` and `validate`), nor do the message decoders
 //! (`Reader` in the generated-code shape of `pbwire_bench::msgs`, beside prost's derive decode).
 
@@ -401,6 +403,82 @@ fn prost_encode_100(mut e: EncodeShort) -> (EncodeShort, usize) {
 
 library_benchmark_group!(name = encode_short; benchmarks = pbwire_encode_100, prost_encode_100);
 
+// ---- decode, short payloads: the same 10,000 values as 1,250 payloads of 8, one call each,
+// so that each call's fixed cost (below a window: the padded tail, the spill) counts.
+const FEW: usize = 8;
+
+struct DecodeShort {
+    payloads: Vec<Vec<u8>>,
+    prefixed: Vec<Vec<u8>>,
+    out: Vec<u64>,
+    kernel: Kernel,
+}
+
+fn setup_decode_short(dist: Dist, backend: Backend) -> DecodeShort {
+    let values = data::values(dist, N);
+    let payloads: Vec<Vec<u8>> = values.chunks(FEW).map(data::packed).collect();
+    let prefixed = payloads.iter().map(|p| data::length_prefixed(p)).collect();
+    DecodeShort { payloads, prefixed, out: touched(FEW), kernel: kernels::kernel(backend) }
+}
+
+#[library_benchmark]
+#[bench::u32_mixed_scalar(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_short)]
+#[bench::u32_mixed_sse2(args = (Dist::U32Mixed, Backend::Sse2), setup = setup_decode_short)]
+#[bench::u32_mixed_avx2(args = (Dist::U32Mixed, Backend::Avx2), setup = setup_decode_short)]
+#[bench::u64_mixed_scalar(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_decode_short)]
+#[bench::u64_mixed_sse2(args = (Dist::U64Mixed, Backend::Sse2), setup = setup_decode_short)]
+#[bench::u64_mixed_avx2(args = (Dist::U64Mixed, Backend::Avx2), setup = setup_decode_short)]
+#[bench::realistic_scalar(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_short)]
+#[bench::realistic_sse2(args = (Dist::Realistic, Backend::Sse2), setup = setup_decode_short)]
+#[bench::realistic_avx2(args = (Dist::Realistic, Backend::Avx2), setup = setup_decode_short)]
+fn pbwire_u64_8(mut d: DecodeShort) -> (DecodeShort, usize) {
+    let mut n = 0;
+    for p in black_box(&d.payloads) {
+        n += d.kernel.decode_u64(p, &mut d.out).unwrap();
+    }
+    (d, n)
+}
+
+#[library_benchmark]
+#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_short)]
+#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_short)]
+#[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_decode_short)]
+#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_short)]
+fn pbwire_dispatched_8(mut d: DecodeShort) -> (DecodeShort, usize) {
+    // Under valgrind the AVX2 table: payloads from 16 bytes with a longer varint go to its
+    // kernel, the others to the reference or the one-byte widening.
+    let mut n = 0;
+    for p in black_box(&d.payloads) {
+        n += pbwire::packed::decode_u64(p, &mut d.out).unwrap();
+    }
+    (d, n)
+}
+
+#[library_benchmark]
+#[bench::one_byte(args = (Dist::OneByte, Backend::Scalar), setup = setup_decode_short)]
+#[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_short)]
+#[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_decode_short)]
+#[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_short)]
+fn prost_u64_8(d: DecodeShort) -> (DecodeShort, usize) {
+    let mut vec = Vec::with_capacity(FEW);
+    let mut n = 0;
+    for p in black_box(&d.prefixed) {
+        vec.clear();
+        let mut buf: &[u8] = p;
+        prost::encoding::uint64::merge_repeated(
+            PW::LengthDelimited,
+            &mut vec,
+            &mut buf,
+            DecodeContext::default(),
+        )
+        .unwrap();
+        n += vec.len();
+    }
+    (d, n)
+}
+
+library_benchmark_group!(name = decode_short; benchmarks = pbwire_u64_8, pbwire_dispatched_8, prost_u64_8);
+
 // ---- encode, 32-bit types (the bytes are those of the u64 rows: prost's are the same)
 fn setup_encode_u32(dist: Dist) -> (Vec<u32>, Vec<u8>) {
     let e = setup_encode(dist);
@@ -579,6 +657,6 @@ config = LibraryBenchmarkConfig::default().tool(
     Callgrind::with_args(["--cache-sim=yes", "--I1=32768,8,64", "--D1=49152,12,64", "--LL=2097152,16,64"])
         .format([CallgrindMetrics::Default, CallgrindMetrics::CacheMisses])
 );
-library_benchmark_groups = decode_u64, decode_32, count_varints, skip_varints, encode_u64, encode_short, encode_32, scan_fields,
+library_benchmark_groups = decode_u64, decode_32, decode_short, count_varints, skip_varints, encode_u64, encode_short, encode_32, scan_fields,
     messages
 );
