@@ -92,6 +92,11 @@ pub(crate) trait Block32 {
     /// `int32`s) in 32-bit lanes rather than by 64-bit leading-zero counts.
     const INT32_LENGTHS: bool = false;
 
+    /// Whether arrays of 64 to [`FEW`] values that all fit 32 bits are staged like the others
+    /// (`encode_varint_type`); `false` sends them through the blocks, where this backend's
+    /// 32-bit block encoder is the faster.
+    const STAGES_32_BIT: bool = true;
+
     /// The bytes a block of 64-bit wire values takes whose values all fit 32 bits, or (for
     /// `SIGNED`) are all sign-extended 32-bit values, a negative one ten bytes: by default the
     /// lengths of their low halves as the compiler vectorizes [`len_32`].
@@ -618,26 +623,36 @@ fn encode_varint_type<V: VarintType, B: Block32>(values: &[V::Elem], out: &mut [
     // value's words stored whole into a stack buffer and the bytes copied out once (exact
     // stores into the output looped over each length, a branch that mispredicts on fresh data:
     // two u32-mixed values 26 ns that way, 12 this way; eight 20 against 53-71).
-    if values.len() < NARROW && values.iter().fold(0, |acc, &v| acc | V::to_wire(v)) < 0x80 {
+    let or =
+        if values.len() < NARROW { values.iter().fold(0, |acc, &v| acc | V::to_wire(v)) } else { u64::MAX };
+    if or < 0x80 {
         let Some(out) = out.get_mut(..values.len()) else {
             return Err(Error::new(ErrorKind::OutputTooSmall, 0));
         };
         return Ok(narrow::<V>(values, out));
     }
-    if values.len() < FEW {
-        let mut staged = [0u8; FEW * varint::MAX_LEN];
+    // A backend whose blocks of 32-bit values beat the staging takes such arrays from 64
+    // values on.
+    if values.len() < FEW && (B::STAGES_32_BIT || values.len() < 64 || or >> 32 != 0) {
+        // Not zeroed (a store a word of the whole buffer each call): only the bytes written
+        // are read.
+        let mut staged = MaybeUninit::<[u8; FEW * varint::MAX_LEN]>::uninit();
+        let base = staged.as_mut_ptr() as *mut u8;
         let mut at = 0;
         for &v in values {
             let (low, high, len) = varint::encode_words(V::to_wire(v));
             // SAFETY: `at` is at most `FEW - 1` values of 10 bytes, so the ten bytes stored lie
             // within `staged`.
-            unsafe { store_varint_words(staged.as_mut_ptr().add(at), low, high) };
+            unsafe { store_varint_words(base.add(at), low, high) };
             at += len;
         }
         let Some(out) = out.get_mut(..at) else {
             return Err(Error::new(ErrorKind::OutputTooSmall, 0));
         };
-        out.copy_from_slice(&staged[..at]);
+        // SAFETY: every byte below `at` has been written (each value's ten bytes start where
+        // the one before it ended, at most ten bytes before), and `out` is `at` bytes of a
+        // distinct buffer.
+        unsafe { core::ptr::copy_nonoverlapping(base, out.as_mut_ptr(), at) };
         return Ok(at);
     }
     let roomy = out.len() >= values.len().saturating_mul(V::MAX_LEN);
@@ -684,16 +699,24 @@ fn narrow<V: VarintType>(values: &[V::Elem], out: &mut [u8]) -> usize {
 }
 
 /// Arrays shorter than this (a count of values) whose values all take one byte are narrowed to
-/// bytes by one loop: the payload is then under one decode window too.
-const NARROW: usize = SMALL_PAYLOAD;
+/// bytes by one loop, found by a look at them all (longer arrays find it by their length
+/// pass): every array the staging below would take, which would store ten bytes a value for
+/// them (100 one-byte values 0.33 -> 1.8 ns a value, until the look covered them).
+const NARROW: usize = FEW;
 
-/// Arrays shorter than this with a value over one byte are staged whole on the stack (640
-/// bytes). Probe, fresh arrays, ns a value, SSE2 / AVX2 kernels: staged, 48 to 63 values,
-/// 1.76-1.84 / 1.64-1.67 on `u32-mixed`, 1.75-1.88 / 1.71-1.80 on `u64-mixed`, 1.73-1.77 /
-/// 1.64-1.67 on `realistic`; through the blocks, 64 values, 3.00 / 1.87, 4.34 / 3.15, 3.47 /
-/// 2.26 (most of an array this short goes to the exact stores of the payload's end). At 32,
-/// the cut-off until 2026-12-07, the blocks took 4.4-6.2 ns a value on the portable kernels.
-const FEW: usize = 64;
+/// Arrays shorter than this with a value over one byte are staged whole on the stack (2,560
+/// bytes, not zeroed: only the bytes written are read). Probe, fresh arrays, ns a value, SSE2 /
+/// AVX2 kernels: staged, 48 to 63 values, 1.76-1.84 / 1.64-1.67 on `u32-mixed`, 1.75-1.88 /
+/// 1.71-1.80 on `u64-mixed`, 1.73-1.77 / 1.64-1.67 on `realistic`; through the blocks, 64
+/// values, 3.00 / 1.87, 4.34 / 3.15, 3.47 / 2.26 (most of an array this short goes to the exact
+/// stores of the payload's end). At 32, the cut-off until 2026-12-07, the blocks took 4.4-6.2
+/// ns a value on the portable kernels; at 64, the cut-off until that afternoon, the blocks
+/// still lost up to 200 values (staged / blocks, 64 to 200 values: SSE2 `u64-mixed` 1.8-2.0 /
+/// 3.2-4.7, `realistic` 1.8-2.0 / 2.7-3.8; AVX2 `u64-mixed` 1.8-2.0 / 2.4-3.5, `u32-mixed`
+/// 1.7-1.9 / 1.5-2.2), and won from 256 on (AVX2 `u32-mixed` 1.36-1.59 against 1.84-2.17
+/// staged in chunks, `realistic` 1.32-1.73 against 1.82-2.32; SSE2 `u64-mixed` lost there too,
+/// 3.1-3.6 against 2.4-2.8). A zeroed buffer of this size cost 16 values 1-2 ns a value.
+const FEW: usize = 256;
 
 /// With room for the worst case, the values left to [`encode_end`] at least: more bytes than
 /// a block's stores reach past its last one ([`BLOCK_SLACK`]).

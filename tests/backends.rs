@@ -619,13 +619,14 @@ fn value_of_len(len: u32, r: u64) -> u64 {
 }
 
 /// Every count 0..=150 of values (across the eight-value steps, the 104-byte margin and the
-/// tail) with lengths all one, mixed 1..=5 or 1..=10, mostly short with rare ten-byte ones, and
-/// sign-extended negatives; every output size edge.
+/// tail), and counts around the portable encoder's staging cut-off (256 values), with lengths
+/// all one, mixed 1..=5 or 1..=10, mostly short with rare ten-byte ones, and sign-extended
+/// negatives; every output size edge.
 #[test]
 fn every_backend_encodes_like_the_portable_encoder() {
     let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
     let mut values = Vec::new();
-    for n in sweep(0..=150usize, 25) {
+    for n in sweep((0..=150usize).chain([200, 254, 255, 256, 257, 288, 300]), 25) {
         for pattern in 0..14u32 {
             values.clear();
             for _ in 0..n {
