@@ -92,10 +92,10 @@ pub(crate) trait Block32 {
     /// `int32`s) in 32-bit lanes rather than by 64-bit leading-zero counts.
     const INT32_LENGTHS: bool = false;
 
-    /// Whether arrays of 64 to [`FEW`] values that all fit 32 bits are staged like the others
-    /// (`encode_varint_type`); `false` sends them through the blocks, where this backend's
-    /// 32-bit block encoder is the faster.
-    const STAGES_32_BIT: bool = true;
+    /// Arrays of values that all fit 32 bits are staged (`encode_varint_type`) below this
+    /// length, at most [`FEW`]; from it on they go through the blocks, where a backend's own
+    /// 32-bit block encoder may be the faster.
+    const STAGE_32_BIT_BELOW: usize = FEW;
 
     /// The bytes a block of 64-bit wire values takes whose values all fit 32 bits, or (for
     /// `SIGNED`) are all sign-extended 32-bit values, a negative one ten bytes: by default the
@@ -623,17 +623,18 @@ fn encode_varint_type<V: VarintType, B: Block32>(values: &[V::Elem], out: &mut [
     // value's words stored whole into a stack buffer and the bytes copied out once (exact
     // stores into the output looped over each length, a branch that mispredicts on fresh data:
     // two u32-mixed values 26 ns that way, 12 this way; eight 20 against 53-71).
-    let or =
-        if values.len() < NARROW { values.iter().fold(0, |acc, &v| acc | V::to_wire(v)) } else { u64::MAX };
+    // Every array the staging below would take is looked at whole (a longer one's length pass
+    // finds one byte a value): staged, one-byte values would take ten bytes of stores each (100
+    // of them 0.33 -> 1.8 ns a value before this look covered them).
+    let or = if values.len() < FEW { values.iter().fold(0, |acc, &v| acc | V::to_wire(v)) } else { u64::MAX };
     if or < 0x80 {
         let Some(out) = out.get_mut(..values.len()) else {
             return Err(Error::new(ErrorKind::OutputTooSmall, 0));
         };
         return Ok(narrow::<V>(values, out));
     }
-    // A backend whose blocks of 32-bit values beat the staging takes such arrays from 64
-    // values on.
-    if values.len() < FEW && (B::STAGES_32_BIT || values.len() < 64 || or >> 32 != 0) {
+    let limit = if or >> 32 == 0 { B::STAGE_32_BIT_BELOW } else { FEW };
+    if values.len() < limit {
         // Not zeroed (a store a word of the whole buffer each call): only the bytes written
         // are read.
         let mut staged = MaybeUninit::<[u8; FEW * varint::MAX_LEN]>::uninit();
@@ -698,13 +699,8 @@ fn narrow<V: VarintType>(values: &[V::Elem], out: &mut [u8]) -> usize {
     values.len()
 }
 
-/// Arrays shorter than this (a count of values) whose values all take one byte are narrowed to
-/// bytes by one loop, found by a look at them all (longer arrays find it by their length
-/// pass): every array the staging below would take, which would store ten bytes a value for
-/// them (100 one-byte values 0.33 -> 1.8 ns a value, until the look covered them).
-const NARROW: usize = FEW;
-
-/// Arrays shorter than this with a value over one byte are staged whole on the stack (2,560
+/// Arrays shorter than this of one-byte values are narrowed by one loop, and others are staged
+/// whole on the stack (2,560
 /// bytes, not zeroed: only the bytes written are read). Probe, fresh arrays, ns a value, SSE2 /
 /// AVX2 kernels: staged, 48 to 63 values, 1.76-1.84 / 1.64-1.67 on `u32-mixed`, 1.75-1.88 /
 /// 1.71-1.80 on `u64-mixed`, 1.73-1.77 / 1.64-1.67 on `realistic`; through the blocks, 64
@@ -714,8 +710,9 @@ const NARROW: usize = FEW;
 /// still lost up to 200 values (staged / blocks, 64 to 200 values: SSE2 `u64-mixed` 1.8-2.0 /
 /// 3.2-4.7, `realistic` 1.8-2.0 / 2.7-3.8; AVX2 `u64-mixed` 1.8-2.0 / 2.4-3.5, `u32-mixed`
 /// 1.7-1.9 / 1.5-2.2), and won from 256 on (AVX2 `u32-mixed` 1.36-1.59 against 1.84-2.17
-/// staged in chunks, `realistic` 1.32-1.73 against 1.82-2.32; SSE2 `u64-mixed` lost there too,
-/// 3.1-3.6 against 2.4-2.8). A zeroed buffer of this size cost 16 values 1-2 ns a value.
+/// staged in chunks, `realistic` 1.32-1.73 against 1.82-2.32; SSE2 `u64-mixed` the exception,
+/// blocks 3.1-3.6 against 2.4-2.8 staged). A zeroed buffer of this size cost 16 values 1-2 ns a
+/// value.
 const FEW: usize = 256;
 
 /// With room for the worst case, the values left to [`encode_end`] at least: more bytes than
