@@ -446,6 +446,10 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
     out: &mut [MaybeUninit<T>],
     convert: impl Fn(u64) -> T + Copy,
 ) -> Result<usize> {
+    if input.bytes().len() <= WINDOW {
+        // SAFETY: forwarded from the caller.
+        return unsafe { decode_one_window::<V, X, W, T>(input, out, convert) };
+    }
     if starts_dense::<V, W>(input.bytes()) {
         // SAFETY: forwarded from the caller.
         unsafe { decode_windows::<V, X, W::Dense, T>(input, out, convert) }
@@ -453,6 +457,62 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
         // SAFETY: forwarded from the caller.
         unsafe { decode_windows::<V, X, W, T>(input, out, convert) }
     }
+}
+
+/// [`decode_windows`] for a payload of at most one window: the outer loop's body once, outside
+/// the loop, so that a short payload does not pay for the loop's setup (its constants loaded
+/// and spilled to the stack, the bulk loops' limits).
+///
+/// # Safety
+/// The CPU must support the instruction sets of `V` and `X`.
+#[inline(always)]
+unsafe fn decode_one_window<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
+    input: Payload,
+    out: &mut [MaybeUninit<T>],
+    convert: impl Fn(u64) -> T + Copy,
+) -> Result<usize> {
+    let payload = input.bytes();
+    let len = payload.len();
+    if len == 0 {
+        return Ok(0);
+    }
+    let mut padded = [0u8; WINDOW + 16];
+    let base = if len + input.slop() >= WINDOW + 16 {
+        input.ptr()
+    } else {
+        // SAFETY: `len` payload bytes at `input.ptr()`, and `len <= WINDOW`.
+        unsafe { V::copy_tail(input.ptr(), len, &mut padded) };
+        padded.as_ptr()
+    };
+    // SAFETY: 80 readable bytes at `base` (the payload and its slop, or `padded`); the caller
+    // guarantees the instruction set. Bytes past the end are never terminators of the payload.
+    let stops = unsafe { terminators::<V>(base) } & (u64::MAX >> (WINDOW - len));
+    if stops == 0 {
+        return finish(payload, out, 0, 0, convert);
+    }
+    let long_ends = runs_of_8(!stops) << 8 & stops;
+    let mut spill = [MaybeUninit::<T>::uninit(); WINDOW];
+    let room = out.len();
+    let to = if room >= WINDOW { out.as_mut_ptr() as *mut T } else { spill.as_mut_ptr() as *mut T };
+    // SAFETY: 64 + 16 readable bytes at `base`, room for 64 values at `to` (the output, or
+    // `spill`).
+    let (written, consumed, overflow) =
+        unsafe { W::decode::<V, X, T>(base, stops, long_ends, &mut W::Mix::default(), to, convert) };
+    if overflow || written > room {
+        return finish(payload, out, 0, 0, convert);
+    }
+    if room < WINDOW {
+        // SAFETY: the decoder initialised `spill[..written]`, and `written <= room`; the two
+        // buffers are distinct.
+        unsafe {
+            V::copy_out(to as *const u8, out.as_mut_ptr() as *mut u8, written * core::mem::size_of::<T>())
+        };
+    }
+    if consumed == len {
+        return Ok(written);
+    }
+    // A varint cut by the payload's end.
+    finish(payload, out, consumed, written, convert)
 }
 
 /// Whether `payload` should go to `W`'s decoder for data dense with varints over 8 bytes: at
