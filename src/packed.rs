@@ -360,27 +360,30 @@ fn encode_block_64_end(v: &[u64; BLOCK], count: usize, dst: &mut [u8]) -> usize 
 /// Packed payloads shorter than this (one SIMD window) are decoded by the scalar reference
 /// (those under [`TINY_PAYLOAD`] without a look) unless they hold a varint of two bytes or
 /// more and are at least the backend's `arch::KernelFns::short_mixed` bytes long (4 on
-/// AVX-512, 16 on SSE2, SSSE3 and AVX2; never on NEON and the slow-PEXT AVX2 kernels, where it
+/// AVX-512, 8 on SSE2, SSSE3 and AVX2; never on NEON and the slow-PEXT AVX2 kernels, where it
 /// was not measured); a payload of one-byte varints alone, when the output has room for it, is
-/// widened by one loop instead. Below a
-/// window a SIMD decoder works from a zero-padded stack copy and through a spill buffer, a
-/// fixed cost of about 14 ns on AVX-512 and 20-27 ns on the others (Sapphire Rapids), while
-/// the reference's loop costs little for each one-byte varint and, on fresh data, a
+/// widened by one loop instead. Below a window a SIMD decoder works from a zero-padded stack
+/// copy and through a spill buffer, a fixed cost of about 12-13 ns on AVX-512 and 18-22 ns on
+/// the others (Sapphire Rapids, since payloads of one window skip the window loop's setup),
+/// while the reference's loop costs little for each one-byte varint and, on fresh data, a
 /// mispredicted branch for most longer ones. A probe over 4,096 different payloads of each
-/// size, ns a payload, reference / SSE2 / AVX2 / AVX-512 (at c56ecda, AVX2's tail built in
-/// registers; SSE2's since, 4-6 ns less at these sizes): one-byte, 4 bytes 5 / 27 / 23 / 14, 16 bytes 12 / 37 / 32 / 16; `u32-mixed`, 5
-/// bytes 23 / 26 / 23 / 14, 11 bytes 38 / 26 / 24 / 14, 23 bytes 57 / 30 / 25 / 14;
-/// `realistic`, 6 bytes 26 / 28 / 25 / 16, 12 bytes 46 / 32 / 27 / 16; `u64-mixed`, 11 bytes
-/// 25 / 32 / 27 / 18, 22 bytes 37 / 35 / 29 / 21. (A cut-off for SSE2, SSSE3 and AVX2 by the
-/// count of varints over one byte in payloads of 8-15 bytes was tried: see the history.) Hence the
-/// one-byte test (`utf8::short_ascii`, a few overlapping word loads) and the cut-off per
-/// backend. (Until 2026-12-07 every payload under 64 bytes went to the reference, from the
-/// wall bench's short rows, whose payloads repeat every call: the predictor learns their
-/// lengths there, and the reference took 2.3 ns a value on 16 `u32-mixed` values against 5.3
-/// fresh.) `skip_varints` below a window runs its reference on the tail anyway, after a SIMD
-/// check that costs more than it saves (8 one-byte values: 1.0 against 1.4 ns/value).
-/// `count_varints` has no such cost and always dispatches. A [`crate::backend::Kernel`] always
-/// runs its own backend, whatever the length.
+/// size, ns a payload, reference / SSE2 / AVX2 / AVX-512 (at c56ecda, before that change):
+/// one-byte, 4 bytes 5 / 27 / 23 / 14, 16 bytes 12 / 37 / 32 / 16; `u32-mixed`, 5 bytes 23 /
+/// 26 / 23 / 14, 11 bytes 38 / 26 / 24 / 14, 23 bytes 57 / 30 / 25 / 14; `realistic`, 6 bytes
+/// 26 / 28 / 25 / 16, 12 bytes 46 / 32 / 27 / 16; `u64-mixed`, 11 bytes 25 / 32 / 27 / 18, 22
+/// bytes 37 / 35 / 29 / 21. The dispatched decode with the table forced to SSE2, SSSE3 or
+/// AVX2, cut-off 16 against 8 bytes, ns a payload: `u32-mixed` 11 bytes 29-34 against 19-22,
+/// `realistic` 9 bytes 27-30 against 18-25, `u64-mixed` 11 bytes 19-23 against 19-24; a
+/// cut-off of 4 lost 2-4 ns on 5-byte payloads (one or two varints). (A cut-off by the count of
+/// varints over one byte was tried: see the history.) Hence the one-byte test
+/// (`utf8::short_ascii`, a few overlapping word loads) and the cut-off per backend. (Until
+/// 2026-12-07 every payload under 64 bytes went to the reference, from the wall bench's short
+/// rows, whose payloads repeat every call: the predictor learns their lengths there, and the
+/// reference took 2.3 ns a value on 16 `u32-mixed` values against 5.3 fresh.) `skip_varints`
+/// below a window runs its reference on the tail anyway, after a SIMD check that costs more
+/// than it saves (8 one-byte values: 1.0 against 1.4 ns/value). `count_varints` has no such
+/// cost and always dispatches. A [`crate::backend::Kernel`] always runs its own backend,
+/// whatever the length.
 pub(crate) const SMALL_PAYLOAD: usize = 64;
 
 /// Packed payloads shorter than this go to the reference without a look at the backend or the

@@ -279,12 +279,12 @@ crate::packed::encoders_with!("avx2,bmi1,bmi2,lzcnt,popcnt", crate::arch::x86_64
 /// `fields::validate` starts with the AVX2 table of field lengths.
 const SCAN_FIELDS: Option<crate::arch::ScanFields> = Some(super::avx2_fields::scan_fields);
 
-/// Short packed payloads with a varint over one byte from 16 bytes on: the kernel's fixed cost is
-/// 23-30 ns (25-35 before its tail was built in registers), which the reference's loop exceeds
-/// on fresh `u32-mixed` and `realistic` data from 6-11 bytes, on `u64-mixed` from 11-22; below
-/// 16 bytes a payload can be one or two long varints, which the reference takes in half the
-/// kernel's time (see `packed::SMALL_PAYLOAD`).
-const SHORT_MIXED: usize = 16;
+/// Short packed payloads with a varint over one byte from 8 bytes on: the kernel's fixed cost for
+/// a payload of one window is 18-20 ns (23-30 before it took such payloads outside its loop),
+/// which the reference's loop exceeds on fresh `u32-mixed` and `realistic` data from 6-8 bytes;
+/// below 8 bytes a payload is one or two varints, which the reference takes in less (see
+/// `packed::SMALL_PAYLOAD`).
+const SHORT_MIXED: usize = 8;
 
 generic::kernel_fns!("avx2,bmi1,bmi2,lzcnt,popcnt", Avx2, Pext, generic::InLanes<Avx2Lanes>, encoders);
 
