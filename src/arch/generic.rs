@@ -436,7 +436,8 @@ const MAX_BACK: usize = crate::varint::MAX_LEN - 1;
 /// window's place waits on the window before it either.
 /// A window decoder with a variant for data dense with varints over 8 bytes
 /// ([`WindowDecoder::Dense`]) gets the whole call sent to it when the payload starts so
-/// ([`starts_dense`]).
+/// ([`starts_dense`]). A payload of at most one window takes that window's steps once, outside
+/// the loops and their setup ([`decode_one_window`]): most packed fields are that short.
 ///
 /// # Safety
 /// The CPU must support the instruction sets of `V` and `X`.
