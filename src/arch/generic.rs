@@ -478,42 +478,96 @@ unsafe fn decode_one_window<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
         return Ok(0);
     }
     let mut padded = [0u8; WINDOW + 16];
-    let base = if len + input.slop() >= WINDOW + 16 {
-        input.ptr()
-    } else {
-        // SAFETY: `len` payload bytes at `input.ptr()`, and `len <= WINDOW`.
-        unsafe { V::copy_tail(input.ptr(), len, &mut padded) };
-        padded.as_ptr()
-    };
-    // SAFETY: 80 readable bytes at `base` (the payload and its slop, or `padded`); the caller
-    // guarantees the instruction set. Bytes past the end are never terminators of the payload.
-    let stops = unsafe { terminators::<V>(base) } & (u64::MAX >> (WINDOW - len));
+    // SAFETY: `len` payload bytes and `input.slop()` more readable at `input.ptr()`; the caller
+    // guarantees the instruction set.
+    let (base, stops) = unsafe { end_window::<V>(input.ptr(), len, input.slop(), &mut padded) };
     if stops == 0 {
         return finish(payload, out, 0, 0, convert);
     }
-    let long_ends = runs_of_8(!stops) << 8 & stops;
     let mut spill = [MaybeUninit::<T>::uninit(); WINDOW];
     let room = out.len();
-    let to = if room >= WINDOW { out.as_mut_ptr() as *mut T } else { spill.as_mut_ptr() as *mut T };
-    // SAFETY: 64 + 16 readable bytes at `base`, room for 64 values at `to` (the output, or
-    // `spill`).
-    let (written, consumed, overflow) =
-        unsafe { W::decode::<V, X, T>(base, stops, long_ends, &mut W::Mix::default(), to, convert) };
-    if overflow || written > room {
+    // SAFETY: 80 readable bytes at `base`, room for `room` values at the output's start; the
+    // caller guarantees the instruction sets.
+    let Some((written, consumed)) = (unsafe {
+        checked_window::<V, X, W, T>(
+            base,
+            stops,
+            &mut W::Mix::default(),
+            out.as_mut_ptr() as *mut T,
+            room,
+            &mut spill,
+            convert,
+        )
+    }) else {
         return finish(payload, out, 0, 0, convert);
-    }
-    if room < WINDOW {
-        // SAFETY: the decoder initialised `spill[..written]`, and `written <= room`; the two
-        // buffers are distinct.
-        unsafe {
-            V::copy_out(to as *const u8, out.as_mut_ptr() as *mut u8, written * core::mem::size_of::<T>())
-        };
-    }
+    };
     if consumed == len {
         return Ok(written);
     }
     // A varint cut by the payload's end.
     finish(payload, out, consumed, written, convert)
+}
+
+/// A window near the payload's end, of which `left` bytes are the payload's: where a window and
+/// its margin are readable at `at` (the payload's bytes and its slop), those; else the `left`
+/// bytes copied into `padded`. Returns where the window is read and its terminator bits, none
+/// past the payload's end (slop and padding are never terminators of the payload).
+///
+/// # Safety
+/// `at` must be valid for reads of `left + slop` bytes, `left > 0`; the CPU must support `V`'s
+/// instruction set.
+#[inline(always)]
+unsafe fn end_window<V: Vector>(
+    at: *const u8,
+    left: usize,
+    slop: usize,
+    padded: &mut [u8; WINDOW + 16],
+) -> (*const u8, u64) {
+    let base = if left + slop >= WINDOW + 16 {
+        at
+    } else {
+        // SAFETY: `left` readable bytes at `at`, and `left < WINDOW + 16` here.
+        unsafe { V::copy_tail(at, left, padded) };
+        padded.as_ptr()
+    };
+    // SAFETY: 80 readable bytes at `base` (at `at`, or `padded`); the caller guarantees the
+    // instruction set.
+    let stops = unsafe { terminators::<V>(base) };
+    (base, if left >= WINDOW { stops } else { stops & ((1u64 << left) - 1) })
+}
+
+/// One window (its terminator bits `stops`, not zero) decoded to `dst`, which has room for
+/// `room` values: directly with room for 64, the most that end in a window, else through
+/// `spill` and copied out if they fit. Returns the values written and the bytes consumed, or
+/// `None` if a varint overflowed or more values end in the window than `room`.
+///
+/// # Safety
+/// 80 readable bytes at `base`; `dst` valid for writes of `room` values; the CPU must support
+/// the instruction sets of `V` and `X`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn checked_window<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
+    base: *const u8,
+    stops: u64,
+    mix: &mut W::Mix,
+    dst: *mut T,
+    room: usize,
+    spill: &mut [MaybeUninit<T>; WINDOW],
+    convert: impl Fn(u64) -> T + Copy,
+) -> Option<(usize, usize)> {
+    let to = if room >= WINDOW { dst } else { spill.as_mut_ptr() as *mut T };
+    // SAFETY: 64 + 16 readable bytes at `base`, room for 64 values at `to` (the output, or
+    // `spill`); the caller guarantees the instruction sets.
+    let (written, consumed) = unsafe { bulk_window::<V, X, W, T>(base, stops, mix, to, convert) }?;
+    if written > room {
+        return None;
+    }
+    if room < WINDOW {
+        // SAFETY: the decoder initialised `spill[..written]`, `written <= room` values fit at
+        // `dst`, and the two buffers are distinct.
+        unsafe { V::copy_out(to as *const u8, dst as *mut u8, written * core::mem::size_of::<T>()) };
+    }
+    Some((written, consumed))
 }
 
 /// Whether `payload` should go to `W`'s decoder for data dense with varints over 8 bytes: at
@@ -699,19 +753,9 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
             break;
         }
         let left = payload.len() - pos;
-        let base = if left + slop >= WINDOW + 16 {
-            // SAFETY: `pos < payload.len()`.
-            unsafe { src.add(pos) }
-        } else {
-            // SAFETY: `left` payload bytes at `src + pos`, and `left < WINDOW + 16` here.
-            unsafe { V::copy_tail(src.add(pos), left, &mut padded) };
-            padded.as_ptr()
-        };
-        // SAFETY: 80 readable bytes at `base`: `pos + 80 <= len + slop`, or `padded`; the caller
+        // SAFETY: `left` payload bytes and `slop` more readable at `src + pos`; the caller
         // guarantees the instruction set.
-        let stops = unsafe { terminators::<V>(base) };
-        // Bytes past the end (slop, padding) are never terminators of the payload.
-        let stops = if left >= WINDOW { stops } else { stops & ((1u64 << left) - 1) };
+        let (base, stops) = unsafe { end_window::<V>(src.add(pos), left, slop, &mut padded) };
         let room = out.len() - n;
         if stops == u64::MAX && room >= WINDOW {
             // 64 terminators (so `left >= 64`): a run of one-byte windows (enums, small ids),
@@ -754,29 +798,13 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
         if stops == 0 {
             break;
         }
-        // Bit i set when bytes i..i+8 all carry on; shifted to the terminator, the ends of the
-        // varints longer than 8 bytes.
-        let long_ends = runs_of_8(!stops) << 8 & stops;
-        let to = if room >= WINDOW {
-            // SAFETY: `n <= out.len()`.
-            unsafe { dst.add(n) }
-        } else {
-            spill.as_mut_ptr() as *mut T
-        };
-        // SAFETY: 64 + 16 readable bytes at `base` (the payload and slop, or `padded`), and room for 64
-        // values at `to` (the output, or `spill`).
-        let (written, consumed, overflow) =
-            unsafe { W::decode::<V, X, T>(base, stops, long_ends, &mut mix, to, convert) };
-        if overflow || written > room {
+        // SAFETY: 80 readable bytes at `base`, room for `room` values at `dst + n`; the caller
+        // guarantees the instruction sets.
+        let Some((written, consumed)) = (unsafe {
+            checked_window::<V, X, W, T>(base, stops, &mut mix, dst.add(n), room, &mut spill, convert)
+        }) else {
             return finish(payload, out, pos, n, convert);
-        }
-        if room < WINDOW {
-            // SAFETY: the decoder initialised `spill[..written]`, and `written <= room`; the
-            // two buffers are distinct.
-            unsafe {
-                V::copy_out(to as *const u8, dst.add(n) as *mut u8, written * core::mem::size_of::<T>())
-            };
-        }
+        };
         n += written;
         pos += consumed;
     }
@@ -787,9 +815,9 @@ unsafe fn decode_windows<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
     finish(payload, out, pos, n, convert)
 }
 
-/// One window of [`decode_windows`]' bulk loops: the values of the varints ending in it (its
-/// terminator bits `stops`, not zero) at `dst`. Returns the values written and the bytes
-/// consumed, or `None` if a varint overflowed.
+/// One window: the values of the varints ending in it (its terminator bits `stops`, not zero)
+/// at `dst`. Returns the values written and the bytes consumed, or `None` if a varint
+/// overflowed. The bulk loops' step; [`checked_window`] adds what the ends need.
 ///
 /// # Safety
 /// As for [`WindowDecoder::decode`].
