@@ -446,7 +446,7 @@ fn the_dispatched_decoders_and_skip_agree_across_the_short_payload_cutoff() {
 
 /// Below one SIMD window the dispatched decoders widen a payload of one-byte varints in one loop
 /// (when the output has room for all of it), give one with a longer varint to the backend from
-/// its own length on (`short_mixed`: 4 bytes on AVX-512, 16 on SSE2 to AVX2) and to the
+/// its own length on (`short_mixed`: 4 bytes on AVX-512, 8 on SSE2 to AVX2) and to the
 /// reference below it: every type agrees with the reference at every length under the cut-off,
 /// for payloads of one-byte varints, of longer ones, and of one-byte ones ending mid-varint,
 /// with the output exactly full, one short and roomier.

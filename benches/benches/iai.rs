@@ -445,7 +445,7 @@ fn pbwire_u64_8(mut d: DecodeShort) -> (DecodeShort, usize) {
 #[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_decode_short)]
 #[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_short)]
 fn pbwire_dispatched_8(mut d: DecodeShort) -> (DecodeShort, usize) {
-    // Under valgrind the AVX2 table: payloads from 16 bytes with a longer varint go to its
+    // Under valgrind the AVX2 table: payloads from 8 bytes with a longer varint go to its
     // kernel, the others to the reference or the one-byte widening.
     let mut n = 0;
     for p in black_box(&d.payloads) {
