@@ -545,7 +545,6 @@ unsafe fn end_window<V: Vector>(
 /// 80 readable bytes at `base`; `dst` valid for writes of `room` values; the CPU must support
 /// the instruction sets of `V` and `X`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn checked_window<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
     base: *const u8,
     stops: u64,
