@@ -107,16 +107,8 @@ fn pbwire_u64(mut d: Decode<u64>) -> (Decode<u64>, usize) {
 #[bench::u32_mixed(args = (Dist::U32Mixed, Backend::Scalar), setup = setup_decode_u64)]
 #[bench::u64_mixed(args = (Dist::U64Mixed, Backend::Scalar), setup = setup_decode_u64)]
 #[bench::realistic(args = (Dist::Realistic, Backend::Scalar), setup = setup_decode_u64)]
-fn prost_u64(d: Decode<u64>) -> (Decode<u64>, usize) {
-    let mut d = room(d);
-    let mut buf: &[u8] = black_box(&d.prefixed);
-    prost::encoding::uint64::merge_repeated(
-        PW::LengthDelimited,
-        &mut d.out,
-        &mut buf,
-        DecodeContext::default(),
-    )
-    .unwrap();
+fn prost_u64(mut d: Decode<u64>) -> (Decode<u64>, usize) {
+    kernels::prost_merge_u64(&mut d.out, black_box(&d.prefixed));
     let n = d.out.len();
     (d, n)
 }
@@ -463,15 +455,7 @@ fn prost_u64_8(d: DecodeShort) -> (DecodeShort, usize) {
     let mut vec = Vec::with_capacity(FEW);
     let mut n = 0;
     for p in black_box(&d.prefixed) {
-        vec.clear();
-        let mut buf: &[u8] = p;
-        prost::encoding::uint64::merge_repeated(
-            PW::LengthDelimited,
-            &mut vec,
-            &mut buf,
-            DecodeContext::default(),
-        )
-        .unwrap();
+        kernels::prost_merge_u64(&mut vec, p);
         n += vec.len();
     }
     (d, n)

@@ -24,7 +24,7 @@ use integer_encoding::VarInt;
 use pbwire::fields::fields;
 use pbwire::wire;
 use pbwire_bench::data::{self, hash_bytes, hash_values, Dist, Narrow};
-use pbwire_bench::kernels::{pbwire_backends, PbKernels};
+use pbwire_bench::kernels::{pbwire_backends, prost_merge_u64, PbKernels};
 use pbwire_bench::msgs::{self, TradeOrderRef};
 use prost::encoding::{DecodeContext, WireType as PW};
 use prost::Message as _;
@@ -400,15 +400,7 @@ fn decode_u64_fresh_bench(dist: Dist, n: usize) -> Bench {
     let (ps, mut vec, mut walk) = (prefixed.clone(), Vec::<u64>::new(), walks.next().unwrap());
     cs.push(contender(PROST_PACKED, e, move |verify| {
         let i = walk.next(verify, ps.len());
-        vec.clear();
-        let mut buf: &[u8] = &ps[i];
-        prost::encoding::uint64::merge_repeated(
-            PW::LengthDelimited,
-            &mut vec,
-            &mut buf,
-            DecodeContext::default(),
-        )
-        .unwrap();
+        prost_merge_u64(&mut vec, &ps[i]);
         if verify {
             hash_values(vec.iter().copied())
         } else {

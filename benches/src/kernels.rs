@@ -2,7 +2,8 @@
 //!
 //! [`pbwire_backends`] returns the dispatched entry points of `pbwire::packed` (whatever
 //! `backend::detected()` picks) and then one `pbwire::backend::Kernel` per backend this CPU
-//! runs, so every table has a row per backend (decode, count and encode).
+//! runs, so every table has a row per backend (decode, count and encode). [`prost_merge_u64`]
+//! is prost's packed `uint64` decode as the prost rows of both harnesses call it.
 
 use pbwire::backend::{self, Backend, Kernel};
 use pbwire::{packed, Result};
@@ -120,4 +121,20 @@ pub fn pbwire_backends() -> Vec<Box<dyn PbKernels>> {
     let mut all: Vec<Box<dyn PbKernels>> = vec![Box::new(Dispatched)];
     all.extend(backend::available().map(|b| Box::new(kernel(b)) as Box<dyn PbKernels>));
     all
+}
+
+/// prost's packed `uint64` decode (`merge_repeated`) of a length-prefixed payload into `vec`,
+/// cleared first: the call of the benches' prost rows. Inline, so that each row compiles prost's
+/// loop into its own code as the call written out there did.
+#[inline(always)]
+pub fn prost_merge_u64(vec: &mut Vec<u64>, prefixed: &[u8]) {
+    vec.clear();
+    let mut buf = prefixed;
+    prost::encoding::uint64::merge_repeated(
+        prost::encoding::WireType::LengthDelimited,
+        vec,
+        &mut buf,
+        prost::encoding::DecodeContext::default(),
+    )
+    .unwrap();
 }
