@@ -383,6 +383,27 @@ impl Kernel {
         // SAFETY: as for `decode_u64`.
         unsafe { (self.fns.encode_bool)(values, out) }
     }
+
+    /// See [`crate::packed::encoded_len_u64`]: this backend's length pass, whatever the length
+    /// (the dispatched function sums fewer than 16 values inline).
+    #[inline]
+    pub fn encoded_len_u64(&self, values: &[u64]) -> usize {
+        // SAFETY: as for `decode_u64`.
+        unsafe { (self.fns.encoded_len_u64)(values) }
+    }
+
+    /// See [`crate::packed::encoded_len_i64`]: the `u64` kernel, as the bits are the same.
+    #[inline]
+    pub fn encoded_len_i64(&self, values: &[i64]) -> usize {
+        self.encoded_len_u64(bytemuck::cast_slice(values))
+    }
+
+    /// See [`crate::packed::encoded_len_sint64`].
+    #[inline]
+    pub fn encoded_len_sint64(&self, values: &[i64]) -> usize {
+        // SAFETY: as for `decode_u64`.
+        unsafe { (self.fns.encoded_len_sint64)(values) }
+    }
 }
 
 /// The `*_unchecked` decoders of a [`Kernel`]: each as the safe one, for a payload followed by

@@ -578,6 +578,24 @@ fn all_encoders_agree(values: &[u64]) -> bool {
     let i32s: Vec<i32> = values.iter().map(|&v| v as i32).collect();
     let i64s: Vec<i64> = values.iter().map(|&v| v as i64).collect();
     let bools: Vec<bool> = values.iter().map(|&v| v & 1 == 1).collect();
+    // The 64-bit types' length passes (a kernel's own, and the public one, which dispatches
+    // from 16 values) against the naive encoder's bytes.
+    let mut naive_sint64 = Vec::new();
+    i64s.iter().for_each(|&v| naive_encode_varint(((v << 1) ^ (v >> 63)) as u64, &mut naive_sint64));
+    let lengths =
+        [packed::encoded_len_u64(values), packed::encoded_len_i64(&i64s), packed::encoded_len_sint64(&i64s)];
+    let want = [naive.len(), naive.len(), naive_sint64.len()];
+    if lengths != want {
+        eprintln!("the public 64-bit lengths {lengths:?} != {want:?} ({} values)", values.len());
+        return false;
+    }
+    for k in kernels() {
+        let lengths = [k.encoded_len_u64(values), k.encoded_len_i64(&i64s), k.encoded_len_sint64(&i64s)];
+        if lengths != want {
+            eprintln!("{}: 64-bit lengths {lengths:?} != {want:?} ({} values)", k.backend(), values.len());
+            return false;
+        }
+    }
     // `max_len`: the longest encoding of one value of the type.
     let n = values.len();
     let sizes = |len: usize, max_len: usize| {

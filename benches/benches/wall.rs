@@ -105,6 +105,7 @@ fn contender(
 
 const PROST_PACKED: &str = "prost merge_repeated (Vec)";
 const PROST_ENCODE: &str = "prost encode_varint loop (Vec)";
+const PROST_LEN: &str = "prost encoded_len_varint sum";
 const PROST_FIXED_ENCODE: &str = "prost encode_packed (BytesMut)";
 
 // ------------------------------------------------------------------------------ packed decode
@@ -764,6 +765,27 @@ fn fixed_bench(wide: bool, encode: bool, n: usize) -> Bench {
         out.len() as u64 ^ out[out.len() - 1] as u64
     }));
     Bench::fixed(if wide { "decode_fixed64" } else { "decode_fixed32" }, n, payload.len(), baseline, cs)
+}
+
+/// `encoded_len_u64` (the length prefix of a packed field, and the encoders' length pass) per
+/// backend, against prost's `encoded_len_varint` summed over the values, as its packed encoders
+/// size the prefix.
+fn encoded_len_bench(dist: Dist, n: usize) -> Bench {
+    let values = Rc::new(data::values(dist, n));
+    let payload = data::packed(&values);
+    let e = Some(payload.len() as u64);
+    let mut cs = Vec::new();
+    for k in pbwire_backends() {
+        let v = values.clone();
+        cs.push(contender(k.name().replace("packed::*", "packed::encoded_len_u64"), e, move |_| {
+            k.encoded_len_u64(black_box(&v)) as u64
+        }));
+    }
+    let v = values.clone();
+    cs.push(contender(PROST_LEN, e, move |_| {
+        black_box(&v).iter().map(|&x| prost::encoding::encoded_len_varint(x)).sum::<usize>() as u64
+    }));
+    Bench::per_value("encoded_len_u64", dist, n, payload.len(), PROST_LEN, cs)
 }
 
 /// `count_varints`, or with `skip` `skip_varints(payload, n)` (the offset after every varint),
@@ -1454,6 +1476,10 @@ fn specs(quick: bool) -> Vec<Spec> {
             let id = format!("encode_{}_fresh/{}/{n}", narrow.name(), dist.name());
             add(id, Box::new(move || encode_bench(dist, n, Some(narrow), FRESH_COPIES)));
         }
+    }
+    for &dist in &Dist::ALL {
+        let n = 10_000;
+        add(format!("encoded_len_u64/{}/{n}", dist.name()), Box::new(move || encoded_len_bench(dist, n)));
     }
     for n in [100, 10_000] {
         for wide in [true, false] {

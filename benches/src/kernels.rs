@@ -28,6 +28,8 @@ pub trait PbKernels {
     fn encode_u32(&self, values: &[u32], out: &mut [u8]) -> Result<usize>;
     /// Packed `int32` encode.
     fn encode_i32(&self, values: &[i32], out: &mut [u8]) -> Result<usize>;
+    /// Packed `uint64` length.
+    fn encoded_len_u64(&self, values: &[u64]) -> usize;
 }
 
 /// The safe entry points of `pbwire::packed`, which dispatch to `backend::detected()`.
@@ -70,6 +72,10 @@ impl PbKernels for Dispatched {
     fn encode_i32(&self, values: &[i32], out: &mut [u8]) -> Result<usize> {
         packed::encode_i32(values, out)
     }
+    #[inline]
+    fn encoded_len_u64(&self, values: &[u64]) -> usize {
+        packed::encoded_len_u64(values)
+    }
 }
 
 /// One backend's kernels.
@@ -108,6 +114,10 @@ impl PbKernels for Kernel {
     #[inline]
     fn encode_i32(&self, values: &[i32], out: &mut [u8]) -> Result<usize> {
         Kernel::encode_i32(self, values, out)
+    }
+    #[inline]
+    fn encoded_len_u64(&self, values: &[u64]) -> usize {
+        Kernel::encoded_len_u64(self, values)
     }
 }
 

@@ -1096,6 +1096,8 @@ macro_rules! kernel_fns {
             encode_sint64: $($encoders)::+::encode_sint64,
             encode_sint32: $($encoders)::+::encode_sint32,
             encode_bool: $($encoders)::+::encode_bool,
+            encoded_len_u64: $($encoders)::+::encoded_len_u64,
+            encoded_len_sint64: $($encoders)::+::encoded_len_sint64,
             // Each backend module names its UTF-8 check.
             validate_utf8: VALIDATE_UTF8,
             // And its field scan for `fields::validate`.

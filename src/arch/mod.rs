@@ -155,6 +155,10 @@ pub(crate) struct KernelFns {
     pub encode_sint64: unsafe fn(&[i64], &mut [u8]) -> Result<usize>,
     pub encode_sint32: unsafe fn(&[i32], &mut [u8]) -> Result<usize>,
     pub encode_bool: unsafe fn(&[bool], &mut [u8]) -> Result<usize>,
+    /// The packed lengths of the 64-bit wire types (`int64` takes `uint64`'s), compiled with the
+    /// backend's leading-zero count: the baseline build's `BSR` takes several micro-ops on AMD.
+    pub encoded_len_u64: unsafe fn(&[u64]) -> usize,
+    pub encoded_len_sint64: unsafe fn(&[i64]) -> usize,
     /// Whether the bytes are UTF-8 (for `utf8::from_utf8` past its short ASCII check).
     pub validate_utf8: unsafe fn(&[u8]) -> bool,
     /// The field scan `fields::validate` starts with, if the backend has a table builder.

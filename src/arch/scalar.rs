@@ -93,6 +93,8 @@ pub(crate) static FNS: super::KernelFns = super::KernelFns {
     encode_sint32: crate::packed::portable::encode_sint32,
     validate_utf8: super::utf8_core,
     encode_bool: crate::packed::portable::encode_bool,
+    encoded_len_u64: crate::packed::portable::encoded_len_u64,
+    encoded_len_sint64: crate::packed::portable::encoded_len_sint64,
     scan_fields: None,
     short_mixed: crate::packed::SMALL_PAYLOAD,
 };

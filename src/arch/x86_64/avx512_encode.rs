@@ -649,6 +649,24 @@ encoder!(encode_i32, Int32, i32);
 encoder!(encode_sint64, Sint64, i64);
 encoder!(encode_sint32, Sint32, i32);
 
+/// Instantiates a packed length for one 64-bit wire type inside an AVX-512 function, where the
+/// compiler counts leading zeros eight values at a time (`VPLZCNTQ`).
+macro_rules! length {
+    ($name:ident, $elem:ty) => {
+        /// # Safety
+        /// The CPU must support the AVX-512 backend's features.
+        #[target_feature(
+            enable = "avx512f,avx512bw,avx512vl,avx512cd,avx512vbmi,avx512vbmi2,avx512bitalg,avx2,bmi1,bmi2,lzcnt,popcnt"
+        )]
+        pub(crate) unsafe fn $name(values: &[$elem]) -> usize {
+            crate::packed::portable::with::$name::<crate::packed::PortableBlock32>(values)
+        }
+    };
+}
+
+length!(encoded_len_u64, u64);
+length!(encoded_len_sint64, i64);
+
 /// Booleans are one byte each whatever the backend: the portable encoder.
 pub(crate) fn encode_bool(values: &[bool], out: &mut [u8]) -> Result<usize> {
     crate::packed::portable::encode_bool(values, out)
