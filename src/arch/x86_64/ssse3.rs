@@ -87,6 +87,21 @@ impl crate::packed::Block32 for ShuffleBlock32 {
     #[inline(always)]
     fn encode<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
         let or = v.iter().fold(0, |acc, &x| acc | x);
+        ShuffleBlock32::encode_with::<SIGNED>(v, or, dst, crate::varint::encode_words)
+    }
+}
+
+impl ShuffleBlock32 {
+    /// [`crate::packed::Block32::encode`] given `or`, the bitwise or of the values, with
+    /// `words` (as [`crate::varint::encode_words`]) for the values of a step that has one of
+    /// 2^28 or more.
+    #[inline(always)]
+    pub(crate) fn encode_with<const SIGNED: bool>(
+        v: &[u32; BLOCK],
+        or: u32,
+        dst: &mut [u8],
+        words: impl Fn(u64) -> (u64, u64, usize),
+    ) -> Option<usize> {
         if or < 0x80 {
             return crate::packed::encode_block_one_byte(v, dst);
         }
@@ -109,7 +124,7 @@ impl crate::packed::Block32 for ShuffleBlock32 {
                 }
                 for &x in group {
                     let wire = if SIGNED { x as i32 as i64 as u64 } else { x as u64 };
-                    let (low, high, len) = crate::varint::encode_words(wire);
+                    let (low, high, len) = words(wire);
                     crate::packed::store_varint_words(p.add(at), low, high);
                     at += len;
                 }
