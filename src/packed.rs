@@ -84,7 +84,7 @@ pub(crate) const BLOCK: usize = 32;
 
 /// How far the stores of a block may reach past its last byte: the whole-word stores of its
 /// last value.
-const BLOCK_SLACK: usize = 10;
+pub(crate) const BLOCK_SLACK: usize = 10;
 
 /// How a backend encodes a block of 32-bit wire values (see [`encode_block_32`], the portable
 /// one, whose results and `None` cases every implementation must match).

@@ -352,7 +352,9 @@ impl<const PDEP: bool> crate::packed::Block32 for Avx2Block32<PDEP> {
     /// output, where ten bytes a value may not fit, the portable two-pass block.
     #[inline(always)]
     fn encode_64(v: &[u64; crate::packed::BLOCK], dst: &mut [u8]) -> Option<usize> {
-        if !PDEP || dst.len() < crate::packed::BLOCK * varint::MAX_LEN {
+        // Room for ten bytes a value and the slack: then the portable block would not refuse
+        // this one either (`None` exactly where it does).
+        if !PDEP || dst.len() < crate::packed::BLOCK * varint::MAX_LEN + crate::packed::BLOCK_SLACK {
             return crate::packed::encode_block_64_words(v, dst);
         }
         let p = dst.as_mut_ptr();
