@@ -397,6 +397,7 @@ pub(crate) static LEN_TABLE: [(u8, u64); 64] = len_table();
 
 /// The varint length of a value by its leading zeros (0..=64; zero takes one byte; the rest of
 /// the table is there so that an index masked to 7 bits needs no bounds check).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 static LEN_BY_LEADING_ZEROS: [u8; 128] = {
     let mut t = [1u8; 128];
     let mut lz = 0;
@@ -410,6 +411,7 @@ static LEN_BY_LEADING_ZEROS: [u8; 128] = {
 /// [`encoded_len`] from the value's leading-zero count, by one table load: for kernels with
 /// a one-instruction count (`LZCNT`), where the arithmetic would take three more ops.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) fn len_by_leading_zeros(leading_zeros: u32) -> u8 {
     LEN_BY_LEADING_ZEROS[leading_zeros as usize & 127]
 }
