@@ -227,10 +227,10 @@ impl generic::Gather4 for Avx2Lanes {
 /// length pass sum blocks of sign-extended `int32`s in 32-bit lanes (`INT32_LENGTHS`), since
 /// AVX2 has no 64-bit leading-zero count: `realistic` 1.56 -> 1.44 ns/value in the wall bench.
 ///
-/// With `PDEP` (CPUs whose PDEP takes a few cycles), blocks of 64-bit values over 32 bits are
-/// encoded a value at a time in scalar registers: one `PDEP` spreads the 7-bit groups, one
-/// table load gives the length and continuation bits, two stores; no first pass over arrays
-/// on the stack.
+/// With `PDEP` (CPUs whose PDEP takes a few cycles), blocks of 64-bit values over 32 bits, and
+/// unsigned 32-bit blocks with a five-byte value, are encoded a value at a time in scalar
+/// registers: one `PDEP` spreads the 7-bit groups, one table load gives the length and
+/// continuation bits, one or two stores; no first pass over arrays on the stack.
 pub(crate) struct Avx2Block32<const PDEP: bool>;
 
 impl<const PDEP: bool> crate::packed::Block32 for Avx2Block32<PDEP> {
@@ -280,7 +280,8 @@ impl<const PDEP: bool> crate::packed::Block32 for Avx2Block32<PDEP> {
 
     /// One `LZCNT` and one table load a value, in scalar registers: the compiler's vectorized
     /// loop emulates the count with nibble lookups, about forty ops for four values. Zen 3,
-    /// 10,000 `u64-mixed` values, `encoded_len_u64`: 0.95 -> 0.38 ns a value (probe).
+    /// 10,000 `u64-mixed` values, ns a value: 0.86-0.95 -> 0.38 for the loop alone (probe),
+    /// 0.95 -> 0.68-0.75 through `encoded_len_u64` (wall bench).
     #[inline(always)]
     fn len_64(v: &[u64; crate::packed::BLOCK]) -> usize {
         v.iter().map(|&x| varint::len_by_leading_zeros(x.leading_zeros()) as usize).sum()
@@ -289,9 +290,8 @@ impl<const PDEP: bool> crate::packed::Block32 for Avx2Block32<PDEP> {
     /// The SSSE3 block, given the values' bitwise or from eight 16-byte loads (the compiler's
     /// fold gathered the narrowed values lane by lane, some forty ops a block; 16 bytes, the
     /// size of [`sse2::narrow_block`]'s stores, so that each load takes one store's bytes),
-    /// and whose
-    /// steps with a long value (a negative `int32`) take the words of [`pdep_words`] with
-    /// `PDEP` (callgrind probe, `encode_u64` instructions a value: realistic 21.9 -> 19.2,
+    /// and whose steps with a long value (a negative `int32`) take the words of [`pdep_words`]
+    /// with `PDEP` (callgrind probe, `encode_u64` instructions a value: realistic 21.9 -> 19.2,
     /// `u32-mixed` 16.3 -> 15.2; wall rows within this machine's noise, `int32` 10-15% faster).
     #[inline(always)]
     fn encode<const SIGNED: bool>(v: &[u32; crate::packed::BLOCK], dst: &mut [u8]) -> Option<usize> {
