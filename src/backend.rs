@@ -385,7 +385,7 @@ impl Kernel {
     }
 
     /// See [`crate::packed::encoded_len_u64`]: this backend's length pass, whatever the length
-    /// (the dispatched function sums fewer than 16 values inline).
+    /// (the dispatched function sums fewer than 4 values inline).
     #[inline]
     pub fn encoded_len_u64(&self, values: &[u64]) -> usize {
         // SAFETY: as for `decode_u64`.

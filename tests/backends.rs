@@ -579,7 +579,7 @@ fn all_encoders_agree(values: &[u64]) -> bool {
     let i64s: Vec<i64> = values.iter().map(|&v| v as i64).collect();
     let bools: Vec<bool> = values.iter().map(|&v| v & 1 == 1).collect();
     // The 64-bit types' length passes (a kernel's own, and the public one, which dispatches
-    // from 16 values) against the naive encoder's bytes.
+    // from 4 values) against the naive encoder's bytes.
     let mut naive_sint64 = Vec::new();
     i64s.iter().for_each(|&v| naive_encode_varint(((v << 1) ^ (v >> 63)) as u64, &mut naive_sint64));
     let lengths =
