@@ -1011,12 +1011,12 @@ pub(crate) mod portable {
 
     /// The packed length of `uint64` values, for the scalar backend's table.
     pub(crate) fn encoded_len_u64(values: &[u64]) -> usize {
-        encoded_len_with::<Uint64, PortableBlock32>(values)
+        with::encoded_len_u64::<PortableBlock32>(values)
     }
 
     /// The packed length of `sint64` values, for the scalar backend's table.
     pub(crate) fn encoded_len_sint64(values: &[i64]) -> usize {
-        encoded_len_with::<Sint64, PortableBlock32>(values)
+        with::encoded_len_sint64::<PortableBlock32>(values)
     }
 
     portable! {

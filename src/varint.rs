@@ -393,7 +393,7 @@ const fn len_table() -> [(u8, u64); 64] {
     t
 }
 
-pub(crate) static LEN_TABLE: [(u8, u64); 64] = len_table();
+static LEN_TABLE: [(u8, u64); 64] = len_table();
 
 /// The varint length of a value by its leading zeros (0..=64; zero takes one byte; the rest of
 /// the table is there so that an index masked to 7 bits needs no bounds check).
@@ -421,11 +421,17 @@ pub(crate) fn len_by_leading_zeros(leading_zeros: u32) -> u8 {
 /// one table load, the 7-bit spread, and a few shifts for bytes 8 and 9.
 #[inline(always)]
 pub(crate) fn encode_words(value: u64) -> (u64, u64, usize) {
+    encode_words_with(value, spread_7bit_groups)
+}
+
+/// [`encode_words`] with `spread` for the 7-bit groups of bytes 0..8 (as
+/// [`spread_7bit_groups`]; a backend with a fast `PDEP` passes that).
+#[inline(always)]
+pub(crate) fn encode_words_with(value: u64, spread: impl FnOnce(u64) -> u64) -> (u64, u64, usize) {
     let (len, cont) = LEN_TABLE[(value | 1).leading_zeros() as usize & 63];
-    let low = spread_7bit_groups(value) | cont;
-    // Byte 8: bits 56..63, with a continuation bit when bit 63 is set; byte 9: bit 63.
-    let top = value >> 63;
-    let high = ((value >> 56) & 0x7f) | top << 7 | top << 8;
+    let low = spread(value) | cont;
+    // Byte 8: bits 56..63 as they are (bit 63 is its continuation bit); byte 9: bit 63 again.
+    let high = value >> 56 | (value >> 63) << 8;
     (low, high, len as usize)
 }
 

@@ -379,12 +379,8 @@ impl<const PDEP: bool> crate::packed::Block32 for Avx2Block32<PDEP> {
 /// The CPU must support BMI2.
 #[inline(always)]
 unsafe fn pdep_words(x: u64) -> (u64, u64, usize) {
-    let (len, cont) = varint::LEN_TABLE[(x | 1).leading_zeros() as usize & 63];
     // SAFETY: the caller guarantees BMI2.
-    let low = unsafe { _pdep_u64(x, 0x7f7f_7f7f_7f7f_7f7f) } | cont;
-    // Byte 8: bits 56..63 as they are (bit 63 is byte 8's continuation bit); byte 9: bit 63.
-    let high = x >> 56 | (x >> 63) << 8;
-    (low, high, len as usize)
+    varint::encode_words_with(x, |x| unsafe { _pdep_u64(x, 0x7f7f_7f7f_7f7f_7f7f) })
 }
 
 /// simdutf8's AVX2 validator (feature `simdutf8`), compiled with AVX2 enabled so that its
