@@ -638,14 +638,15 @@ fn value_of_len(len: u32, r: u64) -> u64 {
 
 /// Every count 0..=150 of values (across the eight-value steps, the 104-byte margin and the
 /// tail), and counts around the portable encoder's staging cut-off (256 values), with lengths
-/// all one, mixed 1..=5 or 1..=10, mostly short with rare ten-byte ones, and sign-extended
-/// negatives; every output size edge.
+/// all one, mixed 1..=5 or 1..=10, mostly short with rare ten-byte ones, sign-extended
+/// negatives among those, and `int32`s alone (mostly short, rare negatives: blocks with and
+/// without one, which the AVX2 encoder sends down one path); every output size edge.
 #[test]
 fn every_backend_encodes_like_the_portable_encoder() {
     let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
     let mut values = Vec::new();
     for n in sweep((0..=150usize).chain([200, 254, 255, 256, 257, 288, 300]), 25) {
-        for pattern in 0..14u32 {
+        for pattern in 0..15u32 {
             values.clear();
             for _ in 0..n {
                 let r = next();
@@ -657,7 +658,19 @@ fn every_backend_encodes_like_the_portable_encoder() {
                 };
                 let v = value_of_len(len, r);
                 // Pattern 13: negative int32s among small values.
-                values.push(if pattern == 13 && r & 15 == 0 { (-((r % 1000) as i64) - 1) as u64 } else { v });
+                values.push(if pattern == 13 && r & 15 == 0 {
+                    (-((r % 1000) as i64) - 1) as u64
+                } else if pattern == 14 {
+                    // `int32`s: one in 40 negative (from -1 down to i32::MIN), one in 40 of
+                    // five bytes, the rest of one to four.
+                    match r % 40 {
+                        0 => ((r >> 32) as u32 | 1 << 31) as i32 as i64 as u64,
+                        1 => (r >> 33).max(1 << 28),
+                        _ => value_of_len(1 + (r >> 60) as u32 % 4, r),
+                    }
+                } else {
+                    v
+                });
             }
             assert!(all_encoders_agree(&values), "{n} values, pattern {pattern}");
         }

@@ -223,9 +223,10 @@ impl generic::Gather4 for Avx2Lanes {
 /// store forwards only to a load it wholly contains). `encode_u64` at 10,000 values, probe
 /// `Kernel(avx2)`: `u32-mixed` 1.92 -> 1.58 ns/value, `realistic` 2.03 -> 1.71. (The same
 /// narrowing made the SSSE3 and portable encoders slower, 2.0 -> 2.5-2.8 on `u32-mixed`,
-/// though they ran fewer instructions; they keep the compiler's.) It also has the 64-bit
-/// length pass sum blocks of sign-extended `int32`s in 32-bit lanes (`INT32_LENGTHS`), since
-/// AVX2 has no 64-bit leading-zero count: `realistic` 1.56 -> 1.44 ns/value in the wall bench.
+/// though they ran fewer instructions; they keep the compiler's.) It also tells blocks of
+/// sign-extended `int32`s first (`INT32_FIRST`): the 64-bit length pass sums them in 32-bit
+/// lanes, since AVX2 has no 64-bit leading-zero count (`realistic` 1.56 -> 1.44 ns/value in the
+/// wall bench), and `realistic` blocks with and without a negative value take one path.
 ///
 /// With `PDEP` (CPUs whose PDEP takes a few cycles), blocks of 64-bit values over 32 bits, and
 /// unsigned 32-bit blocks with a five-byte value, are encoded a value at a time in scalar
@@ -234,7 +235,7 @@ impl generic::Gather4 for Avx2Lanes {
 pub(crate) struct Avx2Block32<const PDEP: bool>;
 
 impl<const PDEP: bool> crate::packed::Block32 for Avx2Block32<PDEP> {
-    const INT32_LENGTHS: bool = true;
+    const INT32_FIRST: bool = true;
 
     /// From 64 values (the portable encoders' staging cut-off until 2026-12-07) these blocks
     /// beat the staging: arrays of 100 `u32-mixed` values, the same each call, 1.55-1.61 ns a
