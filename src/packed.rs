@@ -105,7 +105,7 @@ pub(crate) trait Block32 {
     /// still on their way from memory (AVX2, a probe over 256 fresh arrays of 10,000 `uint64`s,
     /// ns a value, Zen 4, min of four alternated runs: the length pass 0.435 -> 0.289, the
     /// encoder with it 1.836 -> 1.506). The length pass pays a second or-fold on every block
-    /// (0.65 instructions a value): `u32-mixed` 1.218 -> 1.277, small values without a negative
+    /// over one byte (0.65 instructions a value): `u32-mixed` 1.218 -> 1.277, small values without a negative
     /// 1.147 -> 1.173, `u64-mixed` unchanged. With room for the worst case there is no length
     /// pass, and blocks are told apart as before. The SSSE3 and portable encoders, whose length
     /// pass has no 32-bit lanes for these blocks, lost more than they gained from the `SIGNED`
@@ -363,13 +363,6 @@ fn encode_block_64<B: Block32>(v: &[u64; BLOCK], dst: &mut [u8], int32_first: bo
         return B::encode::<true>(&B::narrow(v), dst);
     }
     B::encode_64(v, dst)
-}
-
-/// The bitwise or of a block's values, and that of the values plus 2^31 (below 2^32 when every
-/// value is a sign-extended 32-bit one; see [`all_int32`]), in one pass.
-#[inline(always)]
-fn block_ors(v: &[u64; BLOCK]) -> (u64, u64) {
-    v.iter().fold((0, 0), |(or, shifted), &x| (or | x, shifted | x.wrapping_add(1 << 31)))
 }
 
 /// Whether every value of a 64-bit block is a sign-extended 32-bit value (an `int32` of either
@@ -698,24 +691,26 @@ fn len_and_int32_first<V: VarintType, B: Block32>(values: &[V::Elem]) -> (usize,
     // one whose values all take one byte none (the portable kernels' one-byte arrays, whose
     // encoding is then a narrowing loop: 10,000 values 0.61 -> 0.31 ns a value, A/B).
     let mut blocks = values.chunks_exact(BLOCK);
-    let (mut total, mut any_or, mut int32_or) = (0, 0, 0);
+    let (mut total, mut any_or, mut int32s) = (0, 0, true);
     for block in &mut blocks {
         let wire: [u64; BLOCK] = core::array::from_fn(|i| V::to_wire(block[i]));
-        let (or, shifted_or) = block_ors(&wire);
+        let or = wire.iter().fold(0, |acc, &x| acc | x);
         any_or |= or;
-        int32_or |= shifted_or;
         total += if or < 0x80 {
             BLOCK
-        } else if B::INT32_FIRST && shifted_or >> 32 == 0 {
+        } else if B::INT32_FIRST && all_int32(&wire) {
             B::len_fits_32::<true>(&wire)
-        } else if or >> 32 == 0 {
-            B::len_fits_32::<false>(&wire)
         } else {
-            B::len_64(&wire)
+            int32s = false;
+            if or >> 32 == 0 {
+                B::len_fits_32::<false>(&wire)
+            } else {
+                B::len_64(&wire)
+            }
         };
     }
-    let negative_int32s = int32_or >> 32 == 0 && any_or >> 63 != 0;
-    (total + sum(blocks.remainder()), B::INT32_FIRST && negative_int32s)
+    // Every block one-byte or of `int32`s, and a negative one (bit 63) among them.
+    (total + sum(blocks.remainder()), B::INT32_FIRST && int32s && any_or >> 63 != 0)
 }
 
 /// Packed varint encoding. The whole length is summed first, so that nothing is written when
