@@ -33,15 +33,15 @@ impl sse2::JoinLanes for MaddJoin {
 /// the four lengths) packs their bytes together for one 16-byte store. A step whose values are
 /// not all below 2^28 (five bytes, or ten for a negative `int32`) goes value by value; a block
 /// of one-byte values, or of unsigned values with one of five bytes, goes to the portable block
-/// encoder. The AVX2 backend runs it too, compiled for AVX2: an eight-value ymm step counted 9%
-/// fewer instructions on realistic `int32`s but made no measurable wall-clock difference.
+/// encoder. The AVX2 backend runs it too, compiled for AVX2, with a step of its own: eight values
+/// in a 256-bit register (`avx2::Pack8`).
 pub(crate) struct ShuffleBlock32;
 
 /// `PSHUFB` rows by length index (`len0 - 1 | (len1 - 1) << 2 | ..`): the bytes of each value,
 /// in order, from its lane.
-static PACK: [[u8; 16]; 256] = pack_rows();
+pub(crate) static PACK: [[u8; 16]; 256] = pack_rows();
 /// The bytes of the four values, by length index.
-static PACKED_LEN: [u8; 256] = packed_lens();
+pub(crate) static PACKED_LEN: [u8; 256] = packed_lens();
 
 const fn pack_rows() -> [[u8; 16]; 256] {
     let mut rows = [[0x80u8; 16]; 256];
@@ -76,27 +76,54 @@ const fn packed_lens() -> [u8; 256] {
 /// The length index of four values from their lengths less one, one per byte of `lens`: the
 /// multiply moves byte `i`'s two bits to bits `24 + 2i` (the other products stay below bit 24).
 #[inline(always)]
-fn length_index(lens: u32) -> usize {
+pub(crate) fn length_index(lens: u32) -> usize {
     (lens.wrapping_mul(0x0104_1040) >> 24) as usize
 }
 
 /// Byte `4i` of each 32-bit lane (`i` = 0..4) into bytes 0..4, the rest zero: a `PSHUFB` row.
-const LOW_BYTES: [i8; 16] = [0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1];
+pub(crate) const LOW_BYTES: [i8; 16] = [0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1];
 
 impl crate::packed::Block32 for ShuffleBlock32 {
     #[inline(always)]
     fn encode<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize> {
         let or = v.iter().fold(0, |acc, &x| acc | x);
-        ShuffleBlock32::encode_with::<SIGNED>(v, or, dst, crate::varint::encode_words)
+        ShuffleBlock32::encode_with::<SIGNED, Pack4>(v, or, dst, crate::varint::encode_words)
+    }
+}
+
+/// A step of the block encoder: `VALUES` values (a multiple of four) below 2^28 packed by
+/// `PSHUFB` rows.
+pub(crate) trait PackStep {
+    const VALUES: usize;
+
+    /// Encodes the `VALUES` values at `src` at `dst` and returns the bytes they take, or
+    /// `None`, having written nothing, if one of them is 2^28 or more.
+    ///
+    /// # Safety
+    /// `src` must be valid for reads of `VALUES` values and `dst` for writes of `4 * VALUES`
+    /// bytes; the CPU must support the step's instructions.
+    unsafe fn pack(src: *const u32, dst: *mut u8) -> Option<usize>;
+}
+
+/// Four values in one 128-bit register ([`pack4`]).
+pub(crate) struct Pack4;
+
+impl PackStep for Pack4 {
+    const VALUES: usize = 4;
+
+    #[inline(always)]
+    unsafe fn pack(src: *const u32, dst: *mut u8) -> Option<usize> {
+        // SAFETY: forwarded from the caller (16 bytes of `dst`).
+        unsafe { pack4(src, dst) }
     }
 }
 
 impl ShuffleBlock32 {
-    /// [`crate::packed::Block32::encode`] given `or`, the bitwise or of the values, with
-    /// `words` (as [`crate::varint::encode_words`]) for the values of a step that has one of
-    /// 2^28 or more.
+    /// [`crate::packed::Block32::encode`] given `or`, the bitwise or of the values, in steps of
+    /// `S`; a step with a value of 2^28 or more by `words` (as [`crate::varint::encode_words`]),
+    /// value by value.
     #[inline(always)]
-    pub(crate) fn encode_with<const SIGNED: bool>(
+    pub(crate) fn encode_with<const SIGNED: bool, S: PackStep>(
         v: &[u32; BLOCK],
         or: u32,
         dst: &mut [u8],
@@ -112,13 +139,15 @@ impl ShuffleBlock32 {
         }
         let p = dst.as_mut_ptr();
         let mut at = 0usize;
-        for group in v.chunks_exact(4) {
-            // SAFETY: only instantiated inside functions compiled with SSSE3 enabled; `group`
-            // holds four values. `at` is at most 28 values of ten bytes, so every store (within
-            // `at + 10` for a value, `at + 16` for a step) stays within the `BLOCK * 10 + 16`
-            // bytes of `dst`.
+        for group in v.chunks_exact(S::VALUES) {
+            // SAFETY: only instantiated inside functions compiled with SSSE3 enabled (and the
+            // step's own instruction set); `group` holds `S::VALUES` values. Before a step `at`
+            // is at most `BLOCK - S::VALUES` values of ten bytes; a step writes at most `4 *
+            // S::VALUES` bytes (16 for each group of four, the reach of a 16-byte store), the
+            // words ten bytes a value: every store stays within `at + 10 * S::VALUES <= BLOCK *
+            // 10`, within the `BLOCK * 10 + 16` bytes of `dst`.
             unsafe {
-                if let Some(n) = pack4(group.as_ptr(), p.add(at)) {
+                if let Some(n) = S::pack(group.as_ptr(), p.add(at)) {
                     at += n;
                     continue;
                 }
@@ -134,6 +163,28 @@ impl ShuffleBlock32 {
     }
 }
 
+/// The varint bytes of values below 2^28, each in its 32-bit lane (7-bit groups and
+/// continuation bits), and each value's length less one in its lane, written once for the
+/// intrinsics of one register width: [`pack4`]'s (SSSE3) and `avx2::Pack8`'s.
+macro_rules! lane_bytes_and_lengths {
+    ($x:expr, $and:ident, $or:ident, $slli:ident, $cmpgt:ident, $set1:ident, $add:ident, $sub:ident, $zero:expr) => {{
+        let x = $x;
+        // Groups 7 bits apart in the lane's bytes.
+        let mut groups = $and(x, $set1(0x7f));
+        groups = $or(groups, $and($slli::<1>(x), $set1(0x7f00)));
+        groups = $or(groups, $and($slli::<2>(x), $set1(0x7f_0000)));
+        groups = $or(groups, $and($slli::<3>(x), $set1(0x7f00_0000)));
+        // A byte carries on when the value needs the next one.
+        let c1 = $cmpgt(x, $set1(0x7f));
+        let c2 = $cmpgt(x, $set1(0x3fff));
+        let c3 = $cmpgt(x, $set1(0x1f_ffff));
+        let carry = $or($and(c1, $set1(0x80)), $or($and(c2, $set1(0x8000)), $and(c3, $set1(0x80_0000))));
+        // The compares are -1 when true.
+        ($or(groups, carry), $sub($zero, $add(c1, $add(c2, c3))))
+    }};
+}
+pub(crate) use lane_bytes_and_lengths;
+
 /// Encodes the four values at `src` at `dst` and returns the bytes they take, or `None`, having
 /// written nothing, if one of them is 2^28 or more.
 ///
@@ -141,7 +192,7 @@ impl ShuffleBlock32 {
 /// `src` must be valid for reads of four values and `dst` for writes of 16 bytes; the CPU must
 /// support SSSE3.
 #[inline(always)]
-unsafe fn pack4(src: *const u32, dst: *mut u8) -> Option<usize> {
+pub(crate) unsafe fn pack4(src: *const u32, dst: *mut u8) -> Option<usize> {
     // SAFETY: the caller guarantees the reads, the writes and SSSE3.
     unsafe {
         let x = _mm_loadu_si128(src as *const __m128i);
@@ -149,26 +200,18 @@ unsafe fn pack4(src: *const u32, dst: *mut u8) -> Option<usize> {
         if _mm_movemask_epi8(_mm_cmpeq_epi32(_mm_srli_epi32::<28>(x), zero)) != 0xffff {
             return None;
         }
-        // Groups 7 bits apart in the lane's bytes (the values are below 2^28).
-        let mut groups = _mm_and_si128(x, _mm_set1_epi32(0x7f));
-        groups = _mm_or_si128(groups, _mm_and_si128(_mm_slli_epi32::<1>(x), _mm_set1_epi32(0x7f00)));
-        groups = _mm_or_si128(groups, _mm_and_si128(_mm_slli_epi32::<2>(x), _mm_set1_epi32(0x7f_0000)));
-        groups = _mm_or_si128(groups, _mm_and_si128(_mm_slli_epi32::<3>(x), _mm_set1_epi32(0x7f00_0000)));
-        // A byte carries on when the value needs the next one.
-        let c1 = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x7f));
-        let c2 = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x3fff));
-        let c3 = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x1f_ffff));
-        let carry = _mm_or_si128(
-            _mm_and_si128(c1, _mm_set1_epi32(0x80)),
-            _mm_or_si128(
-                _mm_and_si128(c2, _mm_set1_epi32(0x8000)),
-                _mm_and_si128(c3, _mm_set1_epi32(0x80_0000)),
-            ),
+        let (bytes, len1) = lane_bytes_and_lengths!(
+            x,
+            _mm_and_si128,
+            _mm_or_si128,
+            _mm_slli_epi32,
+            _mm_cmpgt_epi32,
+            _mm_set1_epi32,
+            _mm_add_epi32,
+            _mm_sub_epi32,
+            zero
         );
-        let bytes = _mm_or_si128(groups, carry);
-        // Each length less one (the compares are -1 when true), its low byte gathered
-        // into the low four bytes.
-        let len1 = _mm_sub_epi32(zero, _mm_add_epi32(c1, _mm_add_epi32(c2, c3)));
+        // Each length less one, its low byte gathered into the low four bytes.
         let low_bytes = _mm_loadu_si128(LOW_BYTES.as_ptr() as *const __m128i);
         let index = length_index(_mm_cvtsi128_si32(_mm_shuffle_epi8(len1, low_bytes)) as u32);
         let row = _mm_loadu_si128(PACK[index].as_ptr() as *const __m128i);
