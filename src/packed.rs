@@ -95,21 +95,23 @@ pub(crate) const BLOCK_SLACK: usize = 10;
 pub(crate) trait Block32 {
     fn encode<const SIGNED: bool>(v: &[u32; BLOCK], dst: &mut [u8]) -> Option<usize>;
 
-    /// Whether the 64-bit length pass tells blocks of sign-extended 32-bit values (`int32`s of
-    /// either sign) first and sums their lengths in 32-bit lanes (rather than by 64-bit
-    /// leading-zero counts), and whether, when that pass finds an array of such values with a
-    /// negative one, its blocks all take the `SIGNED` 32-bit block encoder, also those that
-    /// would fit unsigned (see [`encode_block_64`]). `realistic` data, whose negatives are 2% of
-    /// the values, has one in about half of its 32-value blocks: told apart, those blocks took
-    /// two paths by a branch that mispredicted on fresh data, where each miss waits for values
-    /// still on their way from memory (AVX2, a probe over 256 fresh arrays of 10,000 `uint64`s,
-    /// ns a value, Zen 4, min of four alternated runs: the length pass 0.435 -> 0.289, the
-    /// encoder with it 1.836 -> 1.506). The length pass pays a second or-fold on every block
-    /// over one byte (0.65 instructions a value): `u32-mixed` 1.218 -> 1.277, small values without a negative
-    /// 1.147 -> 1.173, `u64-mixed` unchanged. With room for the worst case there is no length
-    /// pass, and blocks are told apart as before. The SSSE3 and portable encoders, whose length
-    /// pass has no 32-bit lanes for these blocks, lost more than they gained from the `SIGNED`
-    /// blocks alone (`realistic` within noise, small values 3-6% slower), so this is AVX2's.
+    /// Whether `int32` blocks (64-bit blocks of sign-extended 32-bit values, either sign) are
+    /// one kind once one of them with a negative value has been seen: from that block on, the
+    /// 64-bit length pass tells them first and sums their lengths in 32-bit lanes (rather than
+    /// by 64-bit leading-zero counts), and when the pass has seen one, the array's `int32`
+    /// blocks all take the `SIGNED` 32-bit block encoder, also those that would fit unsigned
+    /// (see [`encode_block_64`]). `realistic` data, whose negatives are 2% of the values, has
+    /// one in about half of its 32-value blocks: told apart, those blocks took two paths by a
+    /// branch that mispredicted on fresh data, where each miss waits for values still on their
+    /// way from memory (AVX2, a probe over 256 fresh arrays of 10,000 `uint64`s, ns a value,
+    /// Zen 4, min of four alternated runs: the length pass 0.435 -> 0.289, the encoder with it
+    /// 1.836 -> 1.506). Until such a block the length pass runs a loop without the `int32` test,
+    /// so that other data pays nothing for it (a first version told `int32` blocks first from
+    /// the start: 0.65 instructions a value more on `u32-mixed` and small values). With room
+    /// for the worst case there is no length pass, and blocks are told apart as before. The
+    /// SSSE3 and portable encoders, whose length pass has no 32-bit lanes for these blocks, lost
+    /// more than they gained from the `SIGNED` blocks alone (`realistic` within noise, small
+    /// values 3-6% slower), so this is AVX2's.
     const INT32_FIRST: bool = false;
 
     /// Arrays of values that all fit 32 bits are staged (`encode_varint_type`) below this
@@ -677,8 +679,8 @@ fn encoded_len_with<V: VarintType, B: Block32>(values: &[V::Elem]) -> usize {
 }
 
 /// [`encoded_len_with`], and whether the blocks of a 64-bit type are to take the `SIGNED` 32-bit
-/// encoder whenever their values are `int32`s (`Block32::INT32_FIRST`): when every block's
-/// values are, and a negative one is among them.
+/// encoder whenever their values are `int32`s (`Block32::INT32_FIRST`): when a block of
+/// `int32`s with a negative one is among them.
 #[inline(always)]
 fn len_and_int32_first<V: VarintType, B: Block32>(values: &[V::Elem]) -> (usize, bool) {
     // Lengths of at most 10 summed in u32 lanes (which the compiler vectorizes for the 32-bit
@@ -690,27 +692,45 @@ fn len_and_int32_first<V: VarintType, B: Block32>(values: &[V::Elem]) -> (usize,
     // 64-bit types: a block whose values all fit 32 bits takes the vectorizable 32-bit length,
     // one whose values all take one byte none (the portable kernels' one-byte arrays, whose
     // encoding is then a narrowing loop: 10,000 values 0.61 -> 0.31 ns a value, A/B).
-    let mut blocks = values.chunks_exact(BLOCK);
-    let (mut total, mut any_or, mut int32s) = (0, 0, true);
-    for block in &mut blocks {
+    // From the first block of `int32`s with a negative one on (`Block32::INT32_FIRST`), blocks
+    // of `int32`s are told first, with or without a negative value: a second loop, so that the
+    // first has no trace of that test (an array without such a block pays nothing for it).
+    let whole = values.len() - values.len() % BLOCK;
+    let (mut total, mut done, negative_int32s) = len_blocks::<V, B, false>(&values[..whole]);
+    if negative_int32s {
+        total += len_blocks::<V, B, true>(&values[done..whole]).0;
+        done = whole;
+    }
+    (total + sum(&values[done..]), negative_int32s)
+}
+
+/// The length pass of [`len_and_int32_first`] over whole blocks: their bytes, the values
+/// looked at, and (without `INT32_FIRST`) whether it stopped after a block of `int32`s with a
+/// negative one, for a backend with `Block32::INT32_FIRST`.
+#[inline(always)]
+fn len_blocks<V: VarintType, B: Block32, const INT32_FIRST: bool>(
+    values: &[V::Elem],
+) -> (usize, usize, bool) {
+    let mut total = 0;
+    for (i, block) in values.chunks_exact(BLOCK).enumerate() {
         let wire: [u64; BLOCK] = core::array::from_fn(|i| V::to_wire(block[i]));
         let or = wire.iter().fold(0, |acc, &x| acc | x);
-        any_or |= or;
         total += if or < 0x80 {
             BLOCK
+        } else if INT32_FIRST && all_int32(&wire) {
+            B::len_fits_32::<true>(&wire)
+        } else if or >> 32 == 0 {
+            B::len_fits_32::<false>(&wire)
         } else if B::INT32_FIRST && all_int32(&wire) {
+            if !INT32_FIRST {
+                return (total + B::len_fits_32::<true>(&wire), (i + 1) * BLOCK, true);
+            }
             B::len_fits_32::<true>(&wire)
         } else {
-            int32s = false;
-            if or >> 32 == 0 {
-                B::len_fits_32::<false>(&wire)
-            } else {
-                B::len_64(&wire)
-            }
+            B::len_64(&wire)
         };
     }
-    // Every block one-byte or of `int32`s, and a negative one (bit 63) among them.
-    (total + sum(blocks.remainder()), B::INT32_FIRST && int32s && any_or >> 63 != 0)
+    (total, values.len(), false)
 }
 
 /// Packed varint encoding. The whole length is summed first, so that nothing is written when
