@@ -395,27 +395,6 @@ const fn len_table() -> [(u8, u64); 64] {
 
 static LEN_TABLE: [(u8, u64); 64] = len_table();
 
-/// The varint length of a value by its leading zeros (0..=64; zero takes one byte; the rest of
-/// the table is there so that an index masked to 7 bits needs no bounds check).
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-static LEN_BY_LEADING_ZEROS: [u8; 128] = {
-    let mut t = [1u8; 128];
-    let mut lz = 0;
-    while lz < 64 {
-        t[lz] = (((64 - lz) * 9 + 64) / 64) as u8;
-        lz += 1;
-    }
-    t
-};
-
-/// [`encoded_len`] from the value's leading-zero count, by one table load: for kernels with
-/// a one-instruction count (`LZCNT`), where the arithmetic would take three more ops.
-#[inline(always)]
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-pub(crate) fn len_by_leading_zeros(leading_zeros: u32) -> u8 {
-    LEN_BY_LEADING_ZEROS[leading_zeros as usize & 127]
-}
-
 /// The varint encoding of `value` as two little-endian words: bytes 0..8 and bytes 8..10 (the
 /// second is zero unless `value >= 2^56`), and its length. Branch-free: a leading-zero count,
 /// one table load, the 7-bit spread, and a few shifts for bytes 8 and 9.
@@ -501,13 +480,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn length_by_leading_zeros_is_encoded_len() {
+    fn encoded_len_is_the_encodings_length() {
         // Every count of significant bits, at both ends of its range.
         for bits in 0..=64u32 {
             let low = if bits == 0 { 0 } else { 1u64 << (bits - 1) };
             let high = if bits == 64 { u64::MAX } else { (1u64 << bits).wrapping_sub(1).max(low) };
             for v in [low, high] {
-                assert_eq!(len_by_leading_zeros(v.leading_zeros()) as usize, encoded_len(v), "{v:#x}");
                 assert_eq!(encoded_len(v), encode_to_array(v, &mut [0; MAX_LEN]), "{v:#x}");
             }
         }
