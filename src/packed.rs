@@ -353,8 +353,9 @@ fn encode_block_64<B: Block32>(v: &[u64; BLOCK], dst: &mut [u8], int32_first: bo
     if or < 0x80 {
         return encode_block_one_byte(&core::array::from_fn(|i| v[i] as u32), dst);
     }
-    // An array of `int32`s with a negative one (the length pass found it so): every block, with
-    // a negative value or without, the same path, which its branch predicts.
+    // An array with a block of `int32`s with a negative one (the length pass found one): all
+    // its `int32` blocks, with a negative value or without, the same path, which its branch
+    // predicts.
     if int32_first && all_int32(v) {
         return B::encode::<true>(&B::narrow(v), dst);
     }
