@@ -4,7 +4,7 @@
 //! CPUs whose PEXT is microcode ([`slow_pext`]).
 
 use crate::arch::generic;
-use crate::arch::x86_64::sse2;
+use crate::arch::x86_64::{sse2, ssse3};
 use crate::varint;
 use core::arch::x86_64::{
     __m128i, __m256i, _bzhi_u64, _mm256_add_epi32, _mm256_and_si256, _mm256_andnot_si256,
@@ -221,6 +221,64 @@ impl generic::Gather4 for Avx2Lanes {
     }
 }
 
+/// The thresholds of a varint's bytes 2..=5 in the low 32 bits of a value (`x > t`: one byte
+/// more), and those of bytes 6..=9 in the high 32 bits (2^35, 2^42, 2^49, 2^56; 2^63 is the
+/// high half's sign).
+const LOW_THRESHOLDS: [i32; 4] = [0x7f, 0x3fff, 0x1f_ffff, 0x0fff_ffff];
+const HIGH_THRESHOLDS: [i32; 4] = [7, 0x3ff, 0x1_ffff, 0xff_ffff];
+
+/// Values `8 i .. 8 i + 8` of a 64-bit block as their low and high 32-bit halves, each in the
+/// lanes of one register (in an order of their own, the same for both: only sums count).
+///
+/// # Safety
+/// AVX2; `i < BLOCK / 8`.
+#[inline(always)]
+unsafe fn halves(v: &[u64; crate::packed::BLOCK], i: usize) -> (__m256i, __m256i) {
+    // SAFETY: the caller guarantees AVX2 and `i`: the loads read 64 of the block's 256 bytes.
+    unsafe {
+        let p = v.as_ptr() as *const __m256i;
+        let (a, b) = (_mm256_loadu_si256(p.add(2 * i)), _mm256_loadu_si256(p.add(2 * i + 1)));
+        let (a, b) = (_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
+        (
+            _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(a, b)),
+            _mm256_castps_si256(_mm256_shuffle_ps::<0b11_01_11_01>(a, b)),
+        )
+    }
+}
+
+/// In each 32-bit lane of `x`, how many of `thresholds` it passes by signed compares (a true
+/// compare is -1, subtracted), and `top` instead when its bit 31 is set, which those compares
+/// leave out.
+///
+/// # Safety
+/// AVX2.
+#[inline(always)]
+unsafe fn thresholds_passed(x: __m256i, thresholds: [i32; 4], top: i32) -> __m256i {
+    // SAFETY: the caller guarantees AVX2.
+    unsafe {
+        let mut count = _mm256_and_si256(_mm256_srai_epi32::<31>(x), _mm256_set1_epi32(top));
+        for threshold in thresholds {
+            count = _mm256_sub_epi32(count, _mm256_cmpgt_epi32(x, _mm256_set1_epi32(threshold)));
+        }
+        count
+    }
+}
+
+/// A block's bytes from the sum of its values' lengths less one, in the lanes of `sum`.
+///
+/// # Safety
+/// AVX2.
+#[inline(always)]
+unsafe fn block_len(sum: __m256i) -> usize {
+    // SAFETY: the caller guarantees AVX2.
+    unsafe {
+        let half = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256::<1>(sum));
+        let half = _mm_add_epi32(half, _mm_shuffle_epi32::<0b01_00_11_10>(half));
+        let half = _mm_add_epi32(half, _mm_shuffle_epi32::<0b10_11_00_01>(half));
+        crate::packed::BLOCK + _mm_cvtsi128_si32(half) as u32 as usize
+    }
+}
+
 /// The SSSE3 block encoder, fed 64-bit blocks narrowed with whole-vector stores
 /// ([`sse2::narrow_block`]): with AVX2 the compiler's own narrowing stored each value on its
 /// own, and the block encoder's 16-byte loads then waited for those stores to complete (a
@@ -255,31 +313,16 @@ impl<const PDEP: bool> crate::packed::Block32 for Avx2Block32<PDEP> {
     /// registers with two ops, and compared unsigned with two ops a threshold.
     #[inline(always)]
     fn len_fits_32<const SIGNED: bool>(v: &[u64; crate::packed::BLOCK]) -> usize {
-        // SAFETY: only instantiated inside functions compiled with AVX2 enabled; each load
-        // reads 32 of the block's 256 bytes.
+        let top = if SIGNED { varint::MAX_LEN as i32 - 1 } else { 4 };
+        // SAFETY: only instantiated inside functions compiled with AVX2 enabled; `i` is below
+        // `BLOCK / 8`.
         unsafe {
-            let p = v.as_ptr() as *const __m256i;
             let mut sum = _mm256_setzero_si256();
             for i in 0..crate::packed::BLOCK / 8 {
-                let (a, b) = (_mm256_loadu_si256(p.add(2 * i)), _mm256_loadu_si256(p.add(2 * i + 1)));
-                let x = _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(
-                    _mm256_castsi256_ps(a),
-                    _mm256_castsi256_ps(b),
-                ));
-                // A true compare is -1: subtracted, one byte more.
-                for threshold in [0x7f, 0x3fff, 0x1f_ffff, 0x0fff_ffff] {
-                    sum = _mm256_sub_epi32(sum, _mm256_cmpgt_epi32(x, _mm256_set1_epi32(threshold)));
-                }
-                let top = if SIGNED { varint::MAX_LEN as i32 - 1 } else { 4 };
-                sum = _mm256_add_epi32(
-                    sum,
-                    _mm256_and_si256(_mm256_srai_epi32::<31>(x), _mm256_set1_epi32(top)),
-                );
+                let (low, _) = halves(v, i);
+                sum = _mm256_add_epi32(sum, thresholds_passed(low, LOW_THRESHOLDS, top));
             }
-            let half = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256::<1>(sum));
-            let half = _mm_add_epi32(half, _mm_shuffle_epi32::<0b01_00_11_10>(half));
-            let half = _mm_add_epi32(half, _mm_shuffle_epi32::<0b10_11_00_01>(half));
-            crate::packed::BLOCK + _mm_cvtsi128_si32(half) as u32 as usize
+            block_len(sum)
         }
     }
 
@@ -289,42 +332,28 @@ impl<const PDEP: bool> crate::packed::Block32 for Avx2Block32<PDEP> {
     /// leading-zero count; the compiler's vectorized `leading_zeros` emulated it with nibble
     /// lookups (about forty ops for four values), and one `LZCNT` and table load a value in
     /// scalar registers (Zen 3, 10,000 `u64-mixed` values: 0.95 -> 0.68-0.75 ns a value through
-    /// `encoded_len_u64`) is about five ops a value to these 3.6. Zen 4, a probe of
+    /// `encoded_len_u64`) ran about as many instructions as these (iai, `encode_u64`
+    /// `u64-mixed`: 28.14 -> 28.23 a value) but slower: Zen 4, a probe of
     /// `Kernel(avx2).encoded_len_u64` on `u64-mixed` arrays, ns a value, scalar -> these, min
     /// of three: fresh 0.454 -> 0.423, in cache 0.435 -> 0.388.
     #[inline(always)]
     fn len_64(v: &[u64; crate::packed::BLOCK]) -> usize {
-        // SAFETY: only instantiated inside functions compiled with AVX2 enabled; each load
-        // reads 32 of the block's 256 bytes.
+        // SAFETY: only instantiated inside functions compiled with AVX2 enabled; `i` is below
+        // `BLOCK / 8`.
         unsafe {
-            let p = v.as_ptr() as *const __m256i;
             let mut sum = _mm256_setzero_si256();
             for i in 0..crate::packed::BLOCK / 8 {
-                let (a, b) = (_mm256_loadu_si256(p.add(2 * i)), _mm256_loadu_si256(p.add(2 * i + 1)));
-                let (a, b) = (_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
-                let lo = _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(a, b));
-                let hi = _mm256_castps_si256(_mm256_shuffle_ps::<0b11_01_11_01>(a, b));
-                // Of the low halves: the thresholds of bytes 2..=5 (a true compare is -1; a half
-                // with bit 31 set, which the signed compares leave out, passes all four).
-                let mut low = _mm256_and_si256(_mm256_srai_epi32::<31>(lo), _mm256_set1_epi32(4));
-                for threshold in [0x7f, 0x3fff, 0x1f_ffff, 0x0fff_ffff] {
-                    low = _mm256_sub_epi32(low, _mm256_cmpgt_epi32(lo, _mm256_set1_epi32(threshold)));
-                }
-                // A high half above zero passes those four whatever the low half.
-                let above =
-                    _mm256_andnot_si256(_mm256_cmpeq_epi32(hi, _mm256_setzero_si256()), _mm256_set1_epi32(4));
-                // Of the high halves: the thresholds of bytes 6..=10 (2^35, 2^42, 2^49, 2^56,
-                // 2^63).
-                let mut high = _mm256_and_si256(_mm256_srai_epi32::<31>(hi), _mm256_set1_epi32(5));
-                for threshold in [7, 0x3ff, 0x1_ffff, 0xff_ffff] {
-                    high = _mm256_sub_epi32(high, _mm256_cmpgt_epi32(hi, _mm256_set1_epi32(threshold)));
-                }
-                sum = _mm256_add_epi32(sum, _mm256_add_epi32(_mm256_max_epu32(low, above), high));
+                let (low, high) = halves(v, i);
+                // A high half above zero passes the low half's four thresholds, whatever it is.
+                let above = _mm256_andnot_si256(
+                    _mm256_cmpeq_epi32(high, _mm256_setzero_si256()),
+                    _mm256_set1_epi32(4),
+                );
+                let low = _mm256_max_epu32(thresholds_passed(low, LOW_THRESHOLDS, 4), above);
+                sum =
+                    _mm256_add_epi32(sum, _mm256_add_epi32(low, thresholds_passed(high, HIGH_THRESHOLDS, 5)));
             }
-            let half = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256::<1>(sum));
-            let half = _mm_add_epi32(half, _mm_shuffle_epi32::<0b01_00_11_10>(half));
-            let half = _mm_add_epi32(half, _mm_shuffle_epi32::<0b10_11_00_01>(half));
-            crate::packed::BLOCK + _mm_cvtsi128_si32(half) as u32 as usize
+            block_len(sum)
         }
     }
 
@@ -374,14 +403,9 @@ impl<const PDEP: bool> crate::packed::Block32 for Avx2Block32<PDEP> {
             // SAFETY: only instantiated inside functions compiled with BMI2 enabled (the AVX2
             // backend's encoders).
             let words = |x| unsafe { pdep_words(x) };
-            crate::arch::x86_64::ssse3::ShuffleBlock32::encode_with::<SIGNED, Pack8>(v, or, dst, words)
+            ssse3::ShuffleBlock32::encode_with::<SIGNED, Pack8>(v, or, dst, words)
         } else {
-            crate::arch::x86_64::ssse3::ShuffleBlock32::encode_with::<SIGNED, crate::arch::x86_64::ssse3::Pack4>(
-                v,
-                or,
-                dst,
-                varint::encode_words,
-            )
+            ssse3::ShuffleBlock32::encode_with::<SIGNED, ssse3::Pack4>(v, or, dst, varint::encode_words)
         }
     }
 
@@ -429,15 +453,15 @@ impl<const PDEP: bool> crate::packed::Block32 for Avx2Block32<PDEP> {
 /// values the narrowing had stored 16 bytes at a time, stalled on the stores' forwarding and
 /// measured no faster despite fewer instructions.)
 ///
-/// [`ssse3::pack4`]: crate::arch::x86_64::ssse3::pack4
+/// [`ssse3::pack4`]: ssse3::pack4
 pub(crate) struct Pack8;
 
-impl crate::arch::x86_64::ssse3::PackStep for Pack8 {
+impl ssse3::PackStep for Pack8 {
     const VALUES: usize = 8;
 
     #[inline(always)]
     unsafe fn pack(src: *const u32, dst: *mut u8) -> Option<usize> {
-        use crate::arch::x86_64::ssse3::{length_index, LOW_BYTES, PACK, PACKED_LEN};
+        use ssse3::{length_index, LOW_BYTES, PACK, PACKED_LEN};
         // SAFETY: the caller guarantees 32 readable bytes at `src`, 32 writable at `dst`, and
         // AVX2; the table rows are 16 bytes each.
         unsafe {
@@ -463,7 +487,7 @@ impl crate::arch::x86_64::ssse3::PackStep for Pack8 {
             if _mm256_testz_si256(x, _mm256_set1_epi32(0xf000_0000u32 as i32)) == 0 {
                 return None;
             }
-            let (bytes, len1) = crate::arch::x86_64::ssse3::lane_bytes_and_lengths!(
+            let (bytes, len1) = ssse3::lane_bytes_and_lengths!(
                 x,
                 _mm256_and_si256,
                 _mm256_or_si256,
