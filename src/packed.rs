@@ -111,7 +111,7 @@ pub(crate) trait Block32 {
     /// for the worst case there is no length pass, and blocks are told apart as before. The
     /// SSSE3 and portable encoders, whose length pass has no 32-bit lanes for these blocks, lost
     /// more than they gained from the `SIGNED` blocks alone (`realistic` within noise, small
-    /// values 3-6% slower), so this is AVX2's.
+    /// values 4-7% slower), so this is AVX2's.
     const INT32_FIRST: bool = false;
 
     /// Arrays of values that all fit 32 bits are staged (`encode_varint_type`) below this
