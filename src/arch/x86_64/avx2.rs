@@ -617,16 +617,20 @@ mod tests {
     use core::mem::MaybeUninit;
     use std::vec::Vec;
 
-    /// Payloads of varints of every length (runs of 10-byte ones, single ones among short ones),
-    /// each also damaged: a byte turned into a continuation byte, a 10th byte above 1, cut short.
-    fn payloads() -> Vec<Vec<u8>> {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
+    /// A xorshift generator from `seed` (not zero).
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             seed
-        };
+        }
+    }
+
+    /// Payloads of varints of every length (runs of 10-byte ones, single ones among short ones),
+    /// each also damaged: a byte turned into a continuation byte, a 10th byte above 1, cut short.
+    fn payloads() -> Vec<Vec<u8>> {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut all = Vec::new();
         for case in 0..60 {
             let n = 1 + (next() % 700) as usize;
@@ -711,13 +715,7 @@ mod tests {
         if !Backend::Avx2.is_available() {
             return;
         }
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let (fns, reference) = (&super::slow_pext::FNS, &scalar::FNS);
         // Under Miri, a few short arrays.
         let lengths: &[usize] =
