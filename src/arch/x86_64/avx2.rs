@@ -729,7 +729,7 @@ mod tests {
                         match kind {
                             // `int32`s, one in 40 negative.
                             0 => {
-                                if r % 40 == 0 {
+                                if r.is_multiple_of(40) {
                                     (r as i32 | i32::MIN) as i64 as u64
                                 } else {
                                     short
@@ -739,7 +739,7 @@ mod tests {
                             1 => short,
                             // Below 2^32, one in 8 of five bytes.
                             2 => {
-                                if r % 8 == 0 {
+                                if r.is_multiple_of(8) {
                                     (r >> 32) | 1 << 28
                                 } else {
                                     short
@@ -749,7 +749,7 @@ mod tests {
                             3 => r >> (r % 64),
                             // `int32`s, half of them negative.
                             _ => {
-                                if r % 2 == 0 {
+                                if r.is_multiple_of(2) {
                                     r as i32 as i64 as u64
                                 } else {
                                     short
