@@ -30,6 +30,9 @@ pub(crate) trait Vector: Copy {
     /// the last byte of a 10-byte varint; bits from `BYTES` up are zero.
     fn above_one_bits(self) -> u64;
 
+    /// Bit `i` is set when byte `i` is `byte`; bits from `BYTES` up are zero.
+    fn equal_bits(self, byte: u8) -> u64;
+
     /// Copies the `len` bytes at `src` (fewer than a window and its margin) to the start of
     /// `dst`, the decoders' padded tail window, reading nothing past them; the bytes of `dst`
     /// after them may keep what they held. By default [`copy_short`].
@@ -174,6 +177,14 @@ pub(crate) trait WindowDecoder {
     /// Whether [`Dense`](Self::Dense) is another decoder.
     const HAS_DENSE: bool = false;
 
+    /// The decoder for a payload whose first windows hold a few varints over 8 bytes, as
+    /// negative `int32`s make (see [`decode_varints`]), when [`HAS_SPARSE`](Self::HAS_SPARSE);
+    /// else `Self`, unused.
+    type Sparse: WindowDecoder;
+
+    /// Whether [`Sparse`](Self::Sparse) is another decoder.
+    const HAS_SPARSE: bool = false;
+
     /// Whether [`decode_varints`]' bulk loop places its windows at fixed anchors (each from
     /// the bytes just before its own anchor and the next) rather than each where the one
     /// before it ended (see there).
@@ -188,6 +199,7 @@ pub(crate) struct EachVarint;
 impl WindowDecoder for EachVarint {
     type Mix = ();
     type Dense = Self;
+    type Sparse = Self;
 
     #[inline(always)]
     unsafe fn decode<V: Vector, X: Compress, T: Copy>(
@@ -435,8 +447,8 @@ const MAX_BACK: usize = crate::varint::MAX_LEN - 1;
 /// bytes apart instead, each from the bytes before its own anchor and the next, so that no
 /// window's place waits on the window before it either.
 /// A window decoder with a variant for data dense with varints over 8 bytes
-/// ([`WindowDecoder::Dense`]) gets the whole call sent to it when the payload starts so
-/// ([`starts_dense`]). A payload of at most one window takes that window's steps once, outside
+/// ([`WindowDecoder::Dense`]), or for data with a few of them ([`WindowDecoder::Sparse`]), gets
+/// the whole call sent to it when the payload starts so ([`long_ends_at_start`]). A payload of at most one window takes that window's steps once, outside
 /// the loops and their setup ([`decode_one_window`]): most packed fields are that short.
 ///
 /// # Safety
@@ -451,9 +463,13 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
         // SAFETY: forwarded from the caller.
         return unsafe { decode_one_window::<V, X, W, T>(input, out, convert) };
     }
-    if starts_dense::<V, W>(input.bytes()) {
+    let long = long_ends_at_start::<V, W>(input.bytes());
+    if W::HAS_DENSE && long >= DENSE_FROM {
         // SAFETY: forwarded from the caller.
         unsafe { decode_windows::<V, X, W::Dense, T>(input, out, convert) }
+    } else if W::HAS_SPARSE && long >= SPARSE_FROM {
+        // SAFETY: forwarded from the caller.
+        unsafe { decode_windows::<V, X, W::Sparse, T>(input, out, convert) }
     } else {
         // SAFETY: forwarded from the caller.
         unsafe { decode_windows::<V, X, W, T>(input, out, convert) }
@@ -569,26 +585,40 @@ unsafe fn checked_window<V: Vector, X: Compress, W: WindowDecoder, T: Copy>(
     Some((written, consumed))
 }
 
-/// Whether `payload` should go to `W`'s decoder for data dense with varints over 8 bytes: at
-/// least 12 end in its first eight 64-byte windows (1.5 a window; `realistic` data has 0.71,
-/// `u64-mixed` 2.04: of 64 payloads of 10,000 values, 0 and 59 pass). One choice a call, so
-/// that the two window loops are not in one loop body, where the compiler spilled the shared
-/// state of every window for them (see [`InLanes`]).
+/// Payloads whose first eight 64-byte windows end at least this many varints over 8 bytes go
+/// to `W`'s decoder for data dense with them ([`WindowDecoder::Dense`]): 1.5 a window;
+/// `realistic` data has 0.71, `u64-mixed` 2.04 (of 64 payloads of 10,000 values, 0 and 59
+/// pass).
+const DENSE_FROM: u32 = 12;
+
+/// Payloads whose first eight windows end at least this many varints over 8 bytes (and fewer
+/// than [`DENSE_FROM`]) go to `W`'s decoder for a few of them ([`WindowDecoder::Sparse`]):
+/// `realistic` data, about 5.7 in eight windows, passes (but for about one payload in 13),
+/// data without long varints does not, and pays nothing for that decoder's window check. Fresh
+/// 10,000 values (`realistic` with its 2% of negative `int32`s at another rate), ns a value
+/// before -> after, AVX2 / SSE2: 0.5% 0.481 -> 0.482 / 0.915 -> 0.933, 1% 0.525 -> 0.519 /
+/// 0.977 -> 1.015, 2% 0.608 -> 0.535 / 1.099 -> 1.073, 4% 0.749 -> 0.658 / 1.307 -> 1.221.
+/// (From 4, SSE2 at 1% still lost 3.5%, and AVX2 on `realistic` gained less.)
+const SPARSE_FROM: u32 = 3;
+
+/// How many varints over 8 bytes end in the first eight 64-byte windows of `payload` (none if
+/// it is shorter, or if `W` has no decoder for either kind of data), for [`decode_varints`]'s
+/// one choice a call: the window loops then stay in loop bodies of their own, where in one body
+/// the compiler spilled the shared state of every window for them (see [`InLanes`]).
 #[inline(always)]
-fn starts_dense<V: Vector, W: WindowDecoder>(payload: &[u8]) -> bool {
+fn long_ends_at_start<V: Vector, W: WindowDecoder>(payload: &[u8]) -> u32 {
     const WINDOWS: usize = 8;
-    if !W::HAS_DENSE || payload.len() < WINDOWS * WINDOW {
-        return false;
+    if !(W::HAS_DENSE || W::HAS_SPARSE) || payload.len() < WINDOWS * WINDOW {
+        return 0;
     }
-    let long_ends: u32 = (0..WINDOWS)
+    (0..WINDOWS)
         .map(|i| {
             // SAFETY: `64 * i + 64 <= payload.len()`; the caller guarantees `V`'s instruction
             // set.
             let stops = unsafe { terminators::<V>(payload.as_ptr().add(i * WINDOW)) };
             (runs_of_8(!stops) << 8 & stops).count_ones()
         })
-        .sum();
-    long_ends >= 12
+        .sum()
 }
 
 /// [`decode_varints`] with one window decoder.
@@ -1148,6 +1178,28 @@ pub(crate) trait Gather4 {
     /// Each pointer must be valid for reads of 16 bytes; the CPU must support the
     /// implementation's instruction set.
     unsafe fn decode4_long(p: [*const u8; 4]) -> [u64; 4];
+
+    /// As [`decode4`](Self::decode4), and a lane whose 8 bytes all go on gets bits 56..64 set:
+    /// the value of a 10-byte varint whose last two bytes are `0xff` and `0x01`, a negative
+    /// number of at least -2^56 (every negative `int32`, as encoders write it). The caller
+    /// checks that the long varints were such ([`negative_ten_byte_ends`]).
+    ///
+    /// # Safety
+    /// As for [`decode4`](Self::decode4).
+    unsafe fn decode4_negative(p: [*const u8; 4]) -> [u64; 4];
+}
+
+/// Of a window's varints over 8 bytes (terminator bits `long_ends`, of its `stops`), those of
+/// exactly 10 bytes whose last two are `0xff` and `0x01`, which [`Gather4::decode4_negative`]
+/// decodes right; `ones` and `all_ones` are the window's bytes equal to `0x01` and `0xff`.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn negative_ten_byte_ends(stops: u64, long_ends: u64, ones: u64, all_ones: u64) -> u64 {
+    // A varint starts at byte 0 (the window starts one) and after every terminator; a long one
+    // (eight continuation bytes before its terminator) that starts nine bytes before its
+    // terminator, with a continuation byte there, has exactly ten.
+    let starts = stops << 1 | 1;
+    (starts & !stops) << 9 & long_ends & ones & all_ones << 1
 }
 
 /// Four varints a step, each loaded into a 64-bit vector lane at the start its window's
@@ -1158,13 +1210,18 @@ pub(crate) trait Gather4 {
 /// after the window, a window's only one by itself, two or more four at a time in lanes, each
 /// value written back to its own slot. (All redone one by one, with a branch per long varint:
 /// AVX2 `u64-mixed` 1.62 ns/value at 10,000 values; the redo in lanes 1.42, with the `LONG`
-/// variant for dense payloads 1.18; a probe that skipped the redo, wrong values, took 0.75. The lanes' work in every window,
-/// chosen window by window by a branch, cost `u32-mixed` 4-6%: the compiler spilled the window
-/// loop's state for the second loop body.)
+/// variant for dense payloads 1.18; a probe that skipped the redo, wrong values, took 0.75. The
+/// lanes' work in every window, chosen window by window by a branch, cost `u32-mixed` 4-6%: the
+/// compiler spilled the window loop's state for the second loop body.) With `NEGATIVE` (a call
+/// whose payload starts with a few of them) every lane whose 8 bytes all go on is taken for a
+/// negative number of ten bytes, the usual long varint there (a negative `int32`), and a check
+/// after the window sends the window to the redo only if one was not that.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-pub(crate) struct InLanes<G, const LONG: bool = false>(core::marker::PhantomData<G>);
+pub(crate) struct InLanes<G, const LONG: bool = false, const NEGATIVE: bool = false>(
+    core::marker::PhantomData<G>,
+);
 
-impl<G: Gather4, const LONG: bool> InLanes<G, LONG> {
+impl<G: Gather4, const LONG: bool, const NEGATIVE: bool> InLanes<G, LONG, NEGATIVE> {
     /// Re-decodes the varints over 8 bytes (terminator bits `long_ends`), four a step,
     /// overwriting their outputs. A step with fewer than four left decodes the first again in
     /// the spare lanes, which writes the same value to the same slot.
@@ -1205,11 +1262,13 @@ impl<G: Gather4, const LONG: bool> InLanes<G, LONG> {
     }
 }
 
-impl<G: Gather4, const LONG: bool> WindowDecoder for InLanes<G, LONG> {
+impl<G: Gather4, const LONG: bool, const NEGATIVE: bool> WindowDecoder for InLanes<G, LONG, NEGATIVE> {
     type Mix = ();
-    // `Self` when `LONG`.
+    // Unused but in the plain decoder (`!LONG && !NEGATIVE`), which chooses.
     type Dense = InLanes<G, true>;
-    const HAS_DENSE: bool = !LONG;
+    const HAS_DENSE: bool = !LONG && !NEGATIVE;
+    type Sparse = InLanes<G, false, true>;
+    const HAS_SPARSE: bool = !LONG && !NEGATIVE;
     // Fresh 10,000 values, AVX2: u32-mixed -12%, realistic -6%, u64-mixed -3%; SSE2 and SSSE3
     // u64-mixed -6% and -4%, their other mixed rows -2% to +1% (see `decode_varints`).
     const ANCHORED: bool = true;
@@ -1252,6 +1311,8 @@ impl<G: Gather4, const LONG: bool> WindowDecoder for InLanes<G, LONG> {
                 let values = unsafe {
                     if LONG {
                         G::decode4_long(p)
+                    } else if NEGATIVE {
+                        G::decode4_negative(p)
                     } else {
                         G::decode4(p)
                     }
@@ -1263,7 +1324,23 @@ impl<G: Gather4, const LONG: bool> WindowDecoder for InLanes<G, LONG> {
                 n += 4;
             }
         }
-        if long_ends == 0 {
+        if NEGATIVE {
+            // The lanes took every long varint for a negative number of ten bytes: right for
+            // all of them that are such (and for none but a long one), which one window-wide
+            // check finds, without a branch on whether the window has a long varint at all. On
+            // `realistic` data, with about 0.7 a window (negative `int32`s), that branch missed
+            // in about half of the windows, and the one-by-one redo after it cost about as much
+            // (fresh 10,000 values, min of three alternated runs, ns a value: AVX2 0.603 ->
+            // 0.534, against 0.453 with no long varint handled at all, wrong values; SSE2 1.092
+            // -> 1.074, SSSE3 1.056 -> 1.026). A window with any other long varint (or none
+            // such, but a bad one) is redone below, all its long varints.
+            // SAFETY: 64 readable bytes at `base`; the caller guarantees the instruction set.
+            let [ones, all_ones] =
+                unsafe { window_bits::<V, 2>(base, |v| [v.equal_bits(1), v.equal_bits(0xff)]) };
+            if long_ends & !negative_ten_byte_ends(stops, long_ends, ones, all_ones) == 0 {
+                return (count, consumed, false);
+            }
+        } else if long_ends == 0 {
             return (count, consumed, false);
         }
         if !LONG {

@@ -4,8 +4,8 @@ use crate::arch::generic;
 // Under Miri, `top_bits` takes none of its shifts, loads and adds across the register.
 #[cfg_attr(miri, allow(unused_imports))]
 use core::arch::aarch64::{
-    uint8x16_t, vaddv_u8, vcgtq_s8, vdupq_n_s8, vget_high_u8, vget_low_u8, vld1q_s8, vld1q_u8,
-    vreinterpretq_s8_u8, vshlq_u8, vshrq_n_u8,
+    uint8x16_t, vaddv_u8, vceqq_u8, vcgtq_s8, vdupq_n_s8, vdupq_n_u8, vget_high_u8, vget_low_u8, vld1q_s8,
+    vld1q_u8, vreinterpretq_s8_u8, vshlq_u8, vshrq_n_u8,
 };
 
 #[derive(Clone, Copy)]
@@ -34,6 +34,12 @@ impl generic::Vector for Neon {
         // A signed compare: continuation bytes are negative.
         // SAFETY: NEON is baseline on aarch64.
         top_bits(unsafe { vcgtq_s8(vreinterpretq_s8_u8(self.0), vdupq_n_s8(1)) })
+    }
+
+    #[inline(always)]
+    fn equal_bits(self, byte: u8) -> u64 {
+        // SAFETY: NEON is baseline on aarch64.
+        top_bits(unsafe { vceqq_u8(self.0, vdupq_n_u8(byte)) })
     }
 }
 

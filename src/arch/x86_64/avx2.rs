@@ -18,8 +18,8 @@ use core::arch::x86_64::{
     _mm_shuffle_epi32, _mm_storeu_si128, _pdep_u64, _pext_u64,
 };
 use core::arch::x86_64::{
-    _mm256_broadcastsi128_si256, _mm256_cvtsi256_si32, _mm256_extract_epi32, _mm256_max_epu32,
-    _mm256_shuffle_epi8, _mm256_slli_epi32, _mm256_testz_si256,
+    _mm256_broadcastsi128_si256, _mm256_cmpeq_epi8, _mm256_cvtsi256_si32, _mm256_extract_epi32,
+    _mm256_max_epu32, _mm256_shuffle_epi8, _mm256_slli_epi32, _mm256_srai_epi16, _mm256_testz_si256,
 };
 
 #[derive(Clone, Copy)]
@@ -45,6 +45,12 @@ impl generic::Vector for Avx2 {
         // A signed compare: continuation bytes are negative.
         // SAFETY: only instantiated inside functions compiled with AVX2 enabled.
         unsafe { _mm256_movemask_epi8(_mm256_cmpgt_epi8(self.0, _mm256_set1_epi8(1))) as u32 as u64 }
+    }
+
+    #[inline(always)]
+    fn equal_bits(self, byte: u8) -> u64 {
+        // SAFETY: only instantiated inside functions compiled with AVX2 enabled.
+        unsafe { _mm256_movemask_epi8(_mm256_cmpeq_epi8(self.0, _mm256_set1_epi8(byte as i8))) as u32 as u64 }
     }
 
     /// The tail in three registers, stored whole at 0, 32 and 64: the window's 32-byte loads
@@ -188,18 +194,43 @@ unsafe fn cut_lanes(x: __m256i) -> __m256i {
     }
 }
 
+/// Bits 56..64 of a negative number of at least -2^56: what a 10-byte varint ending in `0xff`,
+/// `0x01` adds to its first 8 bytes' 56 bits.
+pub(crate) const NEGATIVE_TOP_BYTE: i64 = 0xff00_0000_0000_0000u64 as i64;
+
 /// Four varints in the 64-bit lanes of one register, each loaded from its own start: each
 /// lane cut after its first terminator, then joined by [`join_bytes`].
 pub(crate) struct Avx2Lanes;
+
+/// The 8 bytes at each of the four addresses in the 64-bit lanes of one register.
+///
+/// # Safety
+/// 8 readable bytes at each pointer; AVX2.
+#[inline(always)]
+unsafe fn load4(p: [*const u8; 4]) -> __m256i {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        let (low, high) = (sse2::load_pair(p[0], p[1]), sse2::load_pair(p[2], p[3]));
+        _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(low), high)
+    }
+}
 
 impl generic::Gather4 for Avx2Lanes {
     #[inline(always)]
     unsafe fn decode4(p: [*const u8; 4]) -> [u64; 4] {
         // SAFETY: the caller guarantees 8 readable bytes at each pointer, and AVX2.
+        unsafe { core::mem::transmute::<__m256i, [u64; 4]>(join_bytes(cut_lanes(load4(p)))) }
+    }
+
+    #[inline(always)]
+    unsafe fn decode4_negative(p: [*const u8; 4]) -> [u64; 4] {
+        // SAFETY: the caller guarantees 8 readable bytes at each pointer, and AVX2.
         unsafe {
-            let (low, high) = (sse2::load_pair(p[0], p[1]), sse2::load_pair(p[2], p[3]));
-            let x = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(low), high);
-            core::mem::transmute::<__m256i, [u64; 4]>(join_bytes(cut_lanes(x)))
+            let cut = cut_lanes(load4(p));
+            // Bit 63 of a cut lane is set only when all its 8 bytes go on: spread over the top
+            // 16 bits, it keeps the top byte.
+            let top = _mm256_and_si256(_mm256_srai_epi16::<15>(cut), _mm256_set1_epi64x(NEGATIVE_TOP_BYTE));
+            core::mem::transmute::<__m256i, [u64; 4]>(_mm256_or_si256(join_bytes(cut), top))
         }
     }
 

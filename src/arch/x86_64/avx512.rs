@@ -4,12 +4,13 @@
 
 use crate::arch::generic::{self, Compress};
 use core::arch::x86_64::{
-    __m128i, __m512i, _bzhi_u64, _mm512_add_epi8, _mm512_andnot_si512, _mm512_cmpgt_epi8_mask,
-    _mm512_cmpgt_epu8_mask, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_maddubs_epi16,
-    _mm512_mask_storeu_epi8, _mm512_maskz_and_epi64, _mm512_maskz_compress_epi8, _mm512_maskz_loadu_epi8,
-    _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutexvar_epi8, _mm512_set1_epi64, _mm512_set1_epi8,
-    _mm512_slli_epi64, _mm512_srai_epi64, _mm512_srli_epi64, _mm512_storeu_si512, _mm512_sub_epi64,
-    _mm512_ternarylogic_epi64, _mm512_testn_epi64_mask, _mm_maskz_loadu_epi8, _mm_storeu_si128,
+    __m128i, __m512i, _bzhi_u64, _mm512_add_epi8, _mm512_andnot_si512, _mm512_cmpeq_epi8_mask,
+    _mm512_cmpgt_epi8_mask, _mm512_cmpgt_epu8_mask, _mm512_loadu_si512, _mm512_madd_epi16,
+    _mm512_maddubs_epi16, _mm512_mask_storeu_epi8, _mm512_maskz_and_epi64, _mm512_maskz_compress_epi8,
+    _mm512_maskz_loadu_epi8, _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutexvar_epi8,
+    _mm512_set1_epi64, _mm512_set1_epi8, _mm512_slli_epi64, _mm512_srai_epi64, _mm512_srli_epi64,
+    _mm512_storeu_si512, _mm512_sub_epi64, _mm512_ternarylogic_epi64, _mm512_testn_epi64_mask,
+    _mm_maskz_loadu_epi8, _mm_storeu_si128,
 };
 
 #[derive(Clone, Copy)]
@@ -35,6 +36,12 @@ impl generic::Vector for Avx512 {
         // A signed compare: continuation bytes are negative.
         // SAFETY: only instantiated inside functions compiled with AVX-512BW enabled.
         unsafe { _mm512_cmpgt_epi8_mask(self.0, _mm512_set1_epi8(1)) }
+    }
+
+    #[inline(always)]
+    fn equal_bits(self, byte: u8) -> u64 {
+        // SAFETY: only instantiated inside functions compiled with AVX-512BW enabled.
+        unsafe { _mm512_cmpeq_epi8_mask(self.0, _mm512_set1_epi8(byte as i8)) }
     }
 
     /// Two byte-masked loads and two whole stores instead of a `memcpy` call: no call (which
@@ -272,6 +279,7 @@ const DENSE: u32 = 62;
 impl generic::WindowDecoder for Vbmi2 {
     type Mix = LongDensity;
     type Dense = Self;
+    type Sparse = Self;
 
     #[inline(always)]
     unsafe fn decode<V: generic::Vector, X: Compress, T: Copy>(

@@ -4,10 +4,11 @@
 use crate::arch::generic;
 use core::arch::x86_64::{
     __m128i, _mm_and_si128, _mm_andnot_si128, _mm_castpd_si128, _mm_castps_si128, _mm_castsi128_pd,
-    _mm_castsi128_ps, _mm_cmpgt_epi8, _mm_loadh_pd, _mm_loadl_epi64, _mm_loadu_si128, _mm_madd_epi16,
-    _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi64x, _mm_set1_epi8,
-    _mm_set_epi64x, _mm_setzero_si128, _mm_shuffle_ps, _mm_slli_epi64, _mm_srai_epi16, _mm_srli_epi16,
-    _mm_srli_epi64, _mm_storeu_si128, _mm_sub_epi64, _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm_xor_si128,
+    _mm_castsi128_ps, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_loadh_pd, _mm_loadl_epi64, _mm_loadu_si128,
+    _mm_madd_epi16, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi64x,
+    _mm_set1_epi8, _mm_set_epi64x, _mm_setzero_si128, _mm_shuffle_ps, _mm_slli_epi64, _mm_srai_epi16,
+    _mm_srli_epi16, _mm_srli_epi64, _mm_storeu_si128, _mm_sub_epi64, _mm_unpackhi_epi64, _mm_unpacklo_epi64,
+    _mm_xor_si128,
 };
 
 #[derive(Clone, Copy)]
@@ -33,6 +34,12 @@ impl generic::Vector for Sse2 {
         // A signed compare: continuation bytes are negative.
         // SAFETY: SSE2 is baseline on x86-64.
         unsafe { _mm_movemask_epi8(_mm_cmpgt_epi8(self.0, _mm_set1_epi8(1))) as u32 as u64 }
+    }
+
+    #[inline(always)]
+    fn equal_bits(self, byte: u8) -> u64 {
+        // SAFETY: SSE2 is baseline on x86-64.
+        unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(self.0, _mm_set1_epi8(byte as i8))) as u32 as u64 }
     }
 
     /// The tail in five registers, each stored whole, so that the window's 16-byte loads read
@@ -255,6 +262,26 @@ impl<J: JoinLanes> generic::Gather4 for Sse2Lanes<J> {
             let lanes23 = J::join(varint_bytes2(p[2], p[3]));
             _mm_storeu_si128(values.as_mut_ptr() as *mut __m128i, lanes01);
             _mm_storeu_si128(values.as_mut_ptr().add(2) as *mut __m128i, lanes23);
+        }
+        values
+    }
+
+    #[inline(always)]
+    unsafe fn decode4_negative(p: [*const u8; 4]) -> [u64; 4] {
+        let mut values = [0u64; 4];
+        // SAFETY: the caller guarantees 8 readable bytes at each pointer and `J`'s instruction
+        // set; 32 writable bytes in `values`.
+        unsafe {
+            for (pair, out) in [(p[0], p[1]), (p[2], p[3])].into_iter().zip(values.chunks_exact_mut(2)) {
+                let cut = varint_bytes2(pair.0, pair.1);
+                // Bit 63 of a cut lane is set only when all its 8 bytes go on: spread over the
+                // top 16 bits, it keeps the top byte.
+                let top = _mm_and_si128(
+                    _mm_srai_epi16::<15>(cut),
+                    _mm_set1_epi64x(crate::arch::x86_64::avx2::NEGATIVE_TOP_BYTE),
+                );
+                _mm_storeu_si128(out.as_mut_ptr() as *mut __m128i, _mm_or_si128(J::join(cut), top));
+            }
         }
         values
     }
