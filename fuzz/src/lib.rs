@@ -389,12 +389,12 @@ pub mod gen {
     }
 
     /// A packed varint payload (up to 4 KiB): runs of one-byte values, varints of every length,
-    /// the odd malformed one, and padding that puts the next piece at a chosen offset (around
+    /// the odd malformed one, runs of `realistic` values with negative `int32`s, and padding that puts the next piece at a chosen offset (around
     /// the 64-byte windows and their 16-byte margin: 48..=80 and 112..=144 especially).
     pub fn packed_payload(u: &mut Unstructured) -> Vec<u8> {
         let mut out = Vec::new();
         while !u.is_empty() && out.len() < 4096 {
-            match pick(u, 9) {
+            match pick(u, 10) {
                 0 => {
                     let n = 1 + pick(u, 79) as usize;
                     let b = byte(u) & 0x7f;
@@ -433,6 +433,19 @@ pub mod gen {
                     let n = 1 + pick(u, 40) as usize;
                     for _ in 0..n {
                         out.extend_from_slice(&encode(any_length_value(u)));
+                    }
+                }
+                8 => {
+                    // `realistic` values: short ones, about one in sixteen a negative `int32`
+                    // (ten bytes ending 0xff 0x01; a few of them in a payload's first windows
+                    // send the lane decoders to their variant that takes long varints for such).
+                    let n = 1 + pick(u, 199);
+                    for _ in 0..n {
+                        let value = match pick(u, 15) {
+                            0 => -(1 + pick(u, i32::MAX as u32 - 1) as i64) as u64,
+                            k => value_of_bits(u, 1 + k % 14),
+                        };
+                        out.extend_from_slice(&encode(value));
                     }
                 }
                 _ => {
