@@ -365,16 +365,19 @@ fn sparse_long_varints(seed: u64, count: usize, every: u64, kind: u64) -> Vec<u8
 /// ending `0xff 0x01`, ten ending `0xff 0x02`, ten ending `0x80 0x01` (valid: 2^63), nine
 /// ending `0xff 0x01`... with output room around the count: every backend agrees with the
 /// reference.
+/// Under Miri, one payload of 400 values (still past the eight windows the choice looks at),
+/// undamaged.
 #[test]
-#[cfg_attr(miri, ignore = "about 60 payloads of a few KiB on every backend")]
 fn payloads_with_a_few_long_varints_agree_on_every_backend() {
-    for (seed, every, kind) in [(1, 30, 0), (2, 30, 1), (3, 30, 2), (4, 20, 3), (5, 60, 0), (6, 12, 0)] {
-        let payload = sparse_long_varints(seed, 1500, every, kind);
+    let cases = [(1, 30, 0), (2, 30, 1), (3, 30, 2), (4, 20, 3), (5, 60, 0), (6, 12, 0)];
+    for (seed, every, kind) in sweep(cases.into_iter(), 6) {
+        let values = if cfg!(miri) { 400 } else { 1500 };
+        let payload = sparse_long_varints(seed, values, every, kind);
         let count = packed::count_varints(&payload);
         for capacity in [count, count - 1, count - 64] {
             assert!(all_types_agree(&payload, capacity), "seed {seed} capacity {capacity}");
         }
-        if kind != 0 {
+        if kind != 0 || cfg!(miri) {
             continue;
         }
         let inserts: [&[u8]; 5] = [
