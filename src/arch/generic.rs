@@ -1189,6 +1189,11 @@ pub(crate) trait Gather4 {
     unsafe fn decode4_negative(p: [*const u8; 4]) -> [u64; 4];
 }
 
+/// Bits 56..64 of a negative number of at least -2^56: what a 10-byte varint ending in `0xff`,
+/// `0x01` adds to its first 8 bytes' 56 bits ([`Gather4::decode4_negative`]).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) const NEGATIVE_TOP_BYTE: u64 = 0xff00_0000_0000_0000;
+
 /// Of a window's varints over 8 bytes (terminator bits `long_ends`, of its `stops`), those of
 /// exactly 10 bytes whose last two are `0xff` and `0x01`, which [`Gather4::decode4_negative`]
 /// decodes right; `ones` and `all_ones` are the window's bytes equal to `0x01` and `0xff`.

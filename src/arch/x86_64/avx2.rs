@@ -194,10 +194,6 @@ unsafe fn cut_lanes(x: __m256i) -> __m256i {
     }
 }
 
-/// Bits 56..64 of a negative number of at least -2^56: what a 10-byte varint ending in `0xff`,
-/// `0x01` adds to its first 8 bytes' 56 bits.
-pub(crate) const NEGATIVE_TOP_BYTE: i64 = 0xff00_0000_0000_0000u64 as i64;
-
 /// Four varints in the 64-bit lanes of one register, each loaded from its own start: each
 /// lane cut after its first terminator, then joined by [`join_bytes`].
 pub(crate) struct Avx2Lanes;
@@ -229,7 +225,10 @@ impl generic::Gather4 for Avx2Lanes {
             let cut = cut_lanes(load4(p));
             // Bit 63 of a cut lane is set only when all its 8 bytes go on: spread over the top
             // 16 bits, it keeps the top byte.
-            let top = _mm256_and_si256(_mm256_srai_epi16::<15>(cut), _mm256_set1_epi64x(NEGATIVE_TOP_BYTE));
+            let top = _mm256_and_si256(
+                _mm256_srai_epi16::<15>(cut),
+                _mm256_set1_epi64x(generic::NEGATIVE_TOP_BYTE as i64),
+            );
             core::mem::transmute::<__m256i, [u64; 4]>(_mm256_or_si256(join_bytes(cut), top))
         }
     }

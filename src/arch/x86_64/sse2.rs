@@ -278,7 +278,7 @@ impl<J: JoinLanes> generic::Gather4 for Sse2Lanes<J> {
                 // top 16 bits, it keeps the top byte.
                 let top = _mm_and_si128(
                     _mm_srai_epi16::<15>(cut),
-                    _mm_set1_epi64x(crate::arch::x86_64::avx2::NEGATIVE_TOP_BYTE),
+                    _mm_set1_epi64x(generic::NEGATIVE_TOP_BYTE as i64),
                 );
                 _mm_storeu_si128(out.as_mut_ptr() as *mut __m128i, _mm_or_si128(J::join(cut), top));
             }
