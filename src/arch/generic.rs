@@ -268,6 +268,16 @@ pub(crate) fn long_varint_overflows(stops: u64, long_ends: u64, above_one: u64) 
     long_ends & carry << 9 & (carry << 10 | above_one) != 0
 }
 
+/// Whether the decoders' output type keeps only the low 32 bits of each value: every 4-byte
+/// output does (`uint32`, `int32` and `sint32` convert the value's low 32 bits, which a varint's
+/// first five bytes hold), so that a varint over 8 bytes needs no more of its bytes than the
+/// first 8, only the check that it does not overflow. The kernels' `convert` for a 4-byte `T`
+/// must read only those bits; the tests hold every type to the reference on long varints.
+#[inline(always)]
+pub(crate) const fn keeps_low_32<T>() -> bool {
+    core::mem::size_of::<T>() == 4
+}
+
 /// Decodes the varint of `len` bytes at `p`, whose terminator the caller has already found,
 /// without branching on the length. The flag is set for a varint that overflows (more than 10
 /// bytes, or a 10th byte above 1); its value is then meaningless.
@@ -464,7 +474,10 @@ pub(crate) unsafe fn decode_varints<V: Vector, X: Compress, W: WindowDecoder, T:
         return unsafe { decode_one_window::<V, X, W, T>(input, out, convert) };
     }
     let long = long_ends_at_start::<V, W>(input.bytes());
-    if W::HAS_DENSE && long >= DENSE_FROM {
+    // A 4-byte output needs no varint's bytes past its 8th (see `keeps_low_32`): its payloads
+    // dense with long varints take the variant for a few of them, which then only checks for
+    // overflow.
+    if W::HAS_DENSE && long >= DENSE_FROM && !keeps_low_32::<T>() {
         // SAFETY: forwarded from the caller.
         unsafe { decode_windows::<V, X, W::Dense, T>(input, out, convert) }
     } else if W::HAS_SPARSE && long >= SPARSE_FROM {
@@ -1316,7 +1329,7 @@ impl<G: Gather4, const LONG: bool, const NEGATIVE: bool> WindowDecoder for InLan
                 let values = unsafe {
                     if LONG {
                         G::decode4_long(p)
-                    } else if NEGATIVE {
+                    } else if NEGATIVE && !keeps_low_32::<T>() {
                         G::decode4_negative(p)
                     } else {
                         G::decode4(p)
@@ -1328,6 +1341,18 @@ impl<G: Gather4, const LONG: bool, const NEGATIVE: bool> WindowDecoder for InLan
                 unsafe { store_group(&values, dst.add(n), &convert) };
                 n += 4;
             }
+        }
+        if keeps_low_32::<T>() && !LONG {
+            // A 4-byte output keeps a value's low 32 bits, which its varint's first 8 bytes
+            // hold: every lane is right already, long or not, and only an overflowing varint
+            // (which the reference reports) needs the window's bytes. With `NEGATIVE` (long
+            // varints common) that check runs in every window, without a branch.
+            if !NEGATIVE && long_ends == 0 {
+                return (count, consumed, false);
+            }
+            // SAFETY: 64 readable bytes at `base`; the caller guarantees the instruction set.
+            let [above_one] = unsafe { window_bits::<V, 1>(base, |v| [v.above_one_bits()]) };
+            return (count, consumed, long_varint_overflows(stops, long_ends, above_one));
         }
         if NEGATIVE {
             // The lanes took every long varint for a negative number of ten bytes: right for
